@@ -1,0 +1,29 @@
+/**
+ * The single DynamoDB table, written once as data. `lib/stateful-stack.ts` builds the CDK table
+ * from it and `functions/composition/local.ts` creates the same table in dynalite.
+ *
+ * Item families (pk / sk):
+ *   INSTANCE / CONFIG                     instance secrets and bootstrap facts
+ *   ACCNAME#<lower name> / ACCNAME        account name -> uid (conditional put keeps names unique)
+ *   ACC#<uid> / ACCOUNT                   account (user or org); gsi1 lists all accounts by name
+ *   ACC#<orgUid> / MEMBER#<userUid>       membership; gsi1 lists a user's organisations
+ *   ACC#<uid> / TOKEN#<tokenId>           API token record (hash only)
+ *   ACC#<uid> / DS#<lower name>           dataset; gsi1 lists all datasets, gsi2 finds it by id
+ *   SESSION#<sha256> / SESSION            console session (expiresAt filtered on read, TTL on AWS)
+ */
+export const TABLE_SCHEMA = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  ttlAttribute: 'expiresAt',
+  globalSecondaryIndexes: [
+    { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  ],
+} as const;
+
+/** Every key attribute of the schema is a string. */
+export const TABLE_KEY_ATTRIBUTES: readonly string[] = [
+  TABLE_SCHEMA.partitionKey,
+  TABLE_SCHEMA.sortKey,
+  ...TABLE_SCHEMA.globalSecondaryIndexes.flatMap((i) => [i.partitionKey, i.sortKey]),
+];

@@ -1,0 +1,16 @@
+/**
+ * Names of the environment variables shared by the CDK stacks (which set them) and the functions
+ * (which read them in `functions/config.ts`). Declared once so the two sides cannot drift.
+ */
+export const ENV = {
+  tableName: 'TABLE_NAME',
+  dataBucketName: 'DATA_BUCKET_NAME',
+  uploadsBucketName: 'UPLOADS_BUCKET_NAME',
+  artifactsBucketName: 'ARTIFACTS_BUCKET_NAME',
+  publicApiUrl: 'PUBLIC_API_URL',
+  consoleUrl: 'CONSOLE_URL',
+  enabledServices: 'ENABLED_SERVICES',
+  flowsEnabled: 'FLOWS_ENABLED',
+} as const;
+
+export type EnvName = (typeof ENV)[keyof typeof ENV];

@@ -1,0 +1,25 @@
+import type { Readable } from 'node:stream';
+
+export interface BlobInfo {
+  key: string;
+  size: number;
+  lastModified: Date;
+  contentType?: string;
+}
+
+export type BlobBody = Buffer | Uint8Array | string | Readable;
+
+/**
+ * One bucket of immutable-ish blobs (graphs, assets, uploads, artifacts). Keys are `/`-separated
+ * paths of safe characters. Writes are atomic: a reader sees the old blob or the whole new one.
+ */
+export interface BlobStore {
+  put(key: string, body: BlobBody, options?: { contentType?: string }): Promise<BlobInfo>;
+  /** The blob as a stream, or null when it does not exist. */
+  get(key: string): Promise<Readable | null>;
+  head(key: string): Promise<BlobInfo | null>;
+  /** Deleting a missing key is not an error. */
+  delete(key: string): Promise<void>;
+  /** All blobs under a prefix, in key order. */
+  list(prefix: string): AsyncIterable<BlobInfo>;
+}
