@@ -1,0 +1,42 @@
+/**
+ * `npm start`: the embedded platform on a laptop. Metadata in dynalite (LevelDB) and blobs on the
+ * filesystem, both under DATA_DIR; data survives restarts.
+ */
+import { resolve } from 'node:path';
+
+// The SDK warns on Node 20 about releases from 2027; our versions are pinned, so the warning is noise.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const { startEmbeddedPlatform } = await import('../functions/composition/local.js');
+
+const port = Number(process.env.PORT ?? 8080);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT must be a port number, got "${process.env.PORT}"`);
+  process.exit(1);
+}
+const dataDir = resolve(process.env.DATA_DIR ?? '.data');
+
+const platform = await startEmbeddedPlatform({
+  dataDir,
+  host: process.env.HOST ?? '127.0.0.1',
+  port,
+  adminAccount: process.env.ADMIN_ACCOUNT ?? 'admin',
+  adminPassword: process.env.ADMIN_PASSWORD || undefined,
+}).catch((e: Error) => {
+  console.error(`Could not start the platform: ${e.message}`);
+  process.exit(1);
+});
+
+console.log(`Linked-data platform API: ${platform.url}`);
+console.log(`Data folder: ${dataDir}`);
+console.log(`Administrator API token: in ${platform.adminTokenFile} (readable only by you)`);
+if (platform.adminPasswordFile) console.log(`Administrator password (generated): in ${platform.adminPasswordFile}`);
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  await platform.close();
+  process.exit(0);
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);

@@ -1,0 +1,359 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../../domain/accounts.js';
+import type { DatasetRecord } from '../../domain/datasets.js';
+import { ConflictError } from '../../domain/errors.js';
+import { nameKey } from '../../domain/names.js';
+import type { Batch, ListRequest, MetadataStore } from '../../ports/metadata-store.js';
+import { TABLE_KEY_ATTRIBUTES } from './table-schema.js';
+
+type Item = Record<string, unknown>;
+type Key = Record<string, unknown>;
+
+const K = {
+  instance: { pk: 'INSTANCE', sk: 'CONFIG' },
+  accountName: (name: string) => ({ pk: `ACCNAME#${nameKey(name)}`, sk: 'ACCNAME' }),
+  account: (uid: string) => ({ pk: `ACC#${uid}`, sk: 'ACCOUNT' }),
+  member: (orgUid: string, userUid: string) => ({ pk: `ACC#${orgUid}`, sk: `MEMBER#${userUid}` }),
+  token: (uid: string, tokenId: string) => ({ pk: `ACC#${uid}`, sk: `TOKEN#${tokenId}` }),
+  session: (hash: string) => ({ pk: `SESSION#${hash}`, sk: 'SESSION' }),
+  dataset: (ownerUid: string, name: string) => ({ pk: `ACC#${ownerUid}`, sk: `DS#${nameKey(name)}` }),
+};
+
+const isConditionFailure = (e: unknown): boolean =>
+  e instanceof ConditionalCheckFailedException || (e as { name?: string })?.name === 'ConditionalCheckFailedException';
+
+/** Drops the key attributes so records come back exactly as the domain wrote them. */
+function strip<T>(item: Item): T {
+  const out: Item = { ...item };
+  for (const k of TABLE_KEY_ATTRIBUTES) delete out[k];
+  return out as T;
+}
+
+const encodeCursor = (key: Key): string => Buffer.from(JSON.stringify(key)).toString('base64url');
+
+function decodeCursor(cursor: string | undefined): Key | undefined {
+  if (!cursor) return undefined;
+  try {
+    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (key && typeof key === 'object' && !Array.isArray(key)) return key as Key;
+  } catch {
+    /* fall through */
+  }
+  return undefined;
+}
+
+/** The MetadataStore on DynamoDB's single table; also runs unchanged against dynalite. */
+export class DynamoDbMetadataStore implements MetadataStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  private async get<T>(key: Key): Promise<T | null> {
+    const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    return out.Item ? strip<T>(out.Item) : null;
+  }
+
+  private async putNew(item: Item, conflictMessage: string): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new ConflictError(conflictMessage);
+      throw e;
+    }
+  }
+
+  private async put(item: Item): Promise<void> {
+    await this.db.send(new PutCommand({ TableName: this.tableName, Item: item }));
+  }
+
+  private async delete(key: Key): Promise<boolean> {
+    const out = await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: key, ReturnValues: 'ALL_OLD' }));
+    return out.Attributes !== undefined;
+  }
+
+  /** Runs a query page; each item carries the cursor of its own key. */
+  private async queryBatch<T>(
+    input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
+    keyOf: (item: Item) => Key,
+    request: ListRequest,
+  ): Promise<Batch<T>> {
+    const out = await this.db.send(
+      new QueryCommand({
+        ...input,
+        TableName: this.tableName,
+        Limit: request.batch,
+        ExclusiveStartKey: decodeCursor(request.after),
+      }),
+    );
+    const items = (out.Items ?? []).map((item) => ({ item: strip<T>(item), cursor: encodeCursor(keyOf(item)) }));
+    return { items, more: out.LastEvaluatedKey !== undefined };
+  }
+
+  /** Every item of a query, following pages; bounded because partitions here stay small. */
+  private async queryAll<T>(input: Omit<QueryCommandInput, 'TableName'>, maxPages = 100): Promise<T[]> {
+    const all: T[] = [];
+    let start: Key | undefined;
+    for (let page = 0; page < maxPages; page++) {
+      const out = await this.db.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: start }));
+      for (const item of out.Items ?? []) all.push(strip<T>(item));
+      start = out.LastEvaluatedKey;
+      if (!start) break;
+    }
+    return all;
+  }
+
+  async ensureInstanceSecret(candidate: string): Promise<string> {
+    const existing = await this.get<{ secret: string }>(K.instance);
+    if (existing) return existing.secret;
+    try {
+      await this.putNew({ ...K.instance, secret: candidate }, 'instance secret exists');
+      return candidate;
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e;
+      const winner = await this.get<{ secret: string }>(K.instance);
+      if (!winner) throw new Error('instance secret vanished');
+      return winner.secret;
+    }
+  }
+
+  private accountItem(a: AccountRecord): Item {
+    return {
+      ...a,
+      ...K.account(a.uid),
+      gsi1pk: 'ACCOUNTS',
+      gsi1sk: nameKey(a.accountName),
+      ...(a.isAdmin ? { gsi2pk: 'ADMINS', gsi2sk: a.uid } : {}),
+    };
+  }
+
+  async createAccount(account: AccountRecord): Promise<void> {
+    const message = `An account named "${account.accountName}" already exists.`;
+    await this.putNew({ ...K.accountName(account.accountName), uid: account.uid }, message);
+    try {
+      await this.putNew(this.accountItem(account), message);
+    } catch (e) {
+      await this.delete(K.accountName(account.accountName));
+      throw e;
+    }
+  }
+
+  getAccount(uid: string): Promise<AccountRecord | null> {
+    return this.get<AccountRecord>(K.account(uid));
+  }
+
+  async getAccountByName(accountName: string): Promise<AccountRecord | null> {
+    const claim = await this.get<{ uid: string }>(K.accountName(accountName));
+    if (!claim) return null;
+    const account = await this.getAccount(claim.uid);
+    // A claim without its account is the trace of an interrupted create or rename.
+    return account && nameKey(account.accountName) === nameKey(accountName) ? account : null;
+  }
+
+  async replaceAccount(account: AccountRecord, expectedUpdatedAt: string): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: this.accountItem(account),
+          ConditionExpression: 'attribute_exists(pk) AND updatedAt = :expected',
+          ExpressionAttributeValues: { ':expected': expectedUpdatedAt },
+        }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new ConflictError('The account changed meanwhile; read it again and retry.');
+      throw e;
+    }
+  }
+
+  async renameAccount(account: AccountRecord, newName: string, updatedAt: string): Promise<AccountRecord> {
+    const renamed = { ...account, accountName: newName, updatedAt };
+    const sameKey = nameKey(newName) === nameKey(account.accountName);
+    if (!sameKey) await this.putNew({ ...K.accountName(newName), uid: account.uid }, `An account named "${newName}" already exists.`);
+    try {
+      await this.replaceAccount(renamed, account.updatedAt);
+    } catch (e) {
+      if (!sameKey) await this.delete(K.accountName(newName));
+      throw e;
+    }
+    if (!sameKey) await this.delete(K.accountName(account.accountName));
+    else await this.put({ ...K.accountName(newName), uid: account.uid });
+    return renamed;
+  }
+
+  async deleteAccount(account: AccountRecord): Promise<void> {
+    await this.delete(K.account(account.uid));
+    await this.delete(K.accountName(account.accountName));
+  }
+
+  listAccounts(request: ListRequest): Promise<Batch<AccountRecord>> {
+    return this.queryBatch<AccountRecord>(
+      {
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': 'ACCOUNTS' },
+      },
+      (i) => ({ pk: i.pk, sk: i.sk, gsi1pk: i.gsi1pk, gsi1sk: i.gsi1sk }),
+      request,
+    );
+  }
+
+  async countAdmins(): Promise<number> {
+    const admins = await this.queryAll<AccountRecord>({
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :p',
+      ExpressionAttributeValues: { ':p': 'ADMINS' },
+    });
+    return admins.length;
+  }
+
+  async putMembership(m: MembershipRecord): Promise<void> {
+    await this.put({ ...m, ...K.member(m.orgUid, m.userUid), gsi1pk: `MEMBEROF#${m.userUid}`, gsi1sk: m.orgUid });
+  }
+
+  getMembership(orgUid: string, userUid: string): Promise<MembershipRecord | null> {
+    return this.get<MembershipRecord>(K.member(orgUid, userUid));
+  }
+
+  async deleteMembership(orgUid: string, userUid: string): Promise<void> {
+    await this.delete(K.member(orgUid, userUid));
+  }
+
+  listMembers(orgUid: string): Promise<MembershipRecord[]> {
+    return this.queryAll<MembershipRecord>({
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `ACC#${orgUid}`, ':s': 'MEMBER#' },
+    });
+  }
+
+  listMembershipsOfUser(userUid: string): Promise<MembershipRecord[]> {
+    return this.queryAll<MembershipRecord>({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :p',
+      ExpressionAttributeValues: { ':p': `MEMBEROF#${userUid}` },
+    });
+  }
+
+  async putToken(token: TokenRecord): Promise<void> {
+    await this.putNew({ ...token, ...K.token(token.uid, token.tokenId) }, 'token id collision');
+  }
+
+  getToken(uid: string, tokenId: string): Promise<TokenRecord | null> {
+    return this.get<TokenRecord>(K.token(uid, tokenId));
+  }
+
+  listTokens(uid: string): Promise<TokenRecord[]> {
+    return this.queryAll<TokenRecord>({
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `ACC#${uid}`, ':s': 'TOKEN#' },
+    });
+  }
+
+  deleteToken(uid: string, tokenId: string): Promise<boolean> {
+    return this.delete(K.token(uid, tokenId));
+  }
+
+  async putSession(session: SessionRecord): Promise<void> {
+    await this.putNew({ ...session, ...K.session(session.sessionHash) }, 'session id collision');
+  }
+
+  getSession(sessionHash: string): Promise<SessionRecord | null> {
+    return this.get<SessionRecord>(K.session(sessionHash));
+  }
+
+  async deleteSession(sessionHash: string): Promise<void> {
+    await this.delete(K.session(sessionHash));
+  }
+
+  private datasetItem(d: DatasetRecord): Item {
+    return {
+      ...d,
+      ...K.dataset(d.ownerUid, d.name),
+      gsi1pk: 'DATASETS',
+      gsi1sk: `${d.createdAt}#${d.id}`,
+      gsi2pk: `DSID#${d.id}`,
+      gsi2sk: 'DS',
+    };
+  }
+
+  async createDataset(dataset: DatasetRecord): Promise<void> {
+    await this.putNew(this.datasetItem(dataset), `A dataset named "${dataset.name}" already exists in this account.`);
+  }
+
+  getDataset(ownerUid: string, name: string): Promise<DatasetRecord | null> {
+    return this.get<DatasetRecord>(K.dataset(ownerUid, name));
+  }
+
+  async getDatasetById(id: string): Promise<DatasetRecord | null> {
+    const found = await this.queryAll<DatasetRecord>({
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :p',
+      ExpressionAttributeValues: { ':p': `DSID#${id}` },
+    });
+    // During a rename two items share the id for a moment; the newer revision is the truth.
+    return found.sort((a, b) => b.revision - a.revision)[0] ?? null;
+  }
+
+  async updateDataset(dataset: DatasetRecord): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: this.datasetItem(dataset),
+          ConditionExpression: 'attribute_exists(pk) AND revision = :expected',
+          ExpressionAttributeValues: { ':expected': dataset.revision - 1 },
+        }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new ConflictError('The dataset changed meanwhile; read it again and retry.');
+      throw e;
+    }
+  }
+
+  async renameDataset(dataset: DatasetRecord, newName: string): Promise<DatasetRecord> {
+    const renamed: DatasetRecord = { ...dataset, name: newName, revision: dataset.revision + 1 };
+    if (nameKey(newName) === nameKey(dataset.name)) {
+      await this.updateDataset(renamed);
+      return renamed;
+    }
+    await this.putNew(this.datasetItem(renamed), `A dataset named "${newName}" already exists in this account.`);
+    await this.delete(K.dataset(dataset.ownerUid, dataset.name));
+    return renamed;
+  }
+
+  async deleteDataset(dataset: DatasetRecord): Promise<void> {
+    await this.delete(K.dataset(dataset.ownerUid, dataset.name));
+  }
+
+  listDatasets(ownerUid: string | null, request: ListRequest): Promise<Batch<DatasetRecord>> {
+    if (ownerUid === null) {
+      return this.queryBatch<DatasetRecord>(
+        {
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :p',
+          ExpressionAttributeValues: { ':p': 'DATASETS' },
+        },
+        (i) => ({ pk: i.pk, sk: i.sk, gsi1pk: i.gsi1pk, gsi1sk: i.gsi1sk }),
+        request,
+      );
+    }
+    return this.queryBatch<DatasetRecord>(
+      {
+        KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+        ExpressionAttributeValues: { ':p': `ACC#${ownerUid}`, ':s': 'DS#' },
+      },
+      (i) => ({ pk: i.pk, sk: i.sk }),
+      request,
+    );
+  }
+}

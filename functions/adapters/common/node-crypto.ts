@@ -1,0 +1,61 @@
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import { jwtVerify, SignJWT } from 'jose';
+import type { Clock, Ids, PasswordHasher, TokenCodec } from '../../ports/platform.js';
+
+/** Adapters over Node's own crypto and clock; the same in both runtimes. */
+export const systemClock: Clock = { now: () => new Date() };
+
+export const randomIds: Ids = {
+  newId: () => randomBytes(12).toString('hex'),
+  randomToken: (bytes) => randomBytes(bytes).toString('base64url'),
+};
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+
+/** scrypt with N=2^15, r=8, p=1 (OWASP's minimum), stored as `scrypt$N$r$p$salt$hash`. */
+export const scryptPasswordHasher: PasswordHasher = {
+  async hash(password) {
+    const salt = randomBytes(16);
+    const N = 2 ** 15;
+    const hash = await scryptAsync(password, salt, 32, { N, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    return ['scrypt', N, 8, 1, salt.toString('base64'), hash.toString('base64')].join('$');
+  },
+  async verify(password, stored) {
+    const [scheme, n, r, p, salt, hash] = stored.split('$');
+    if (scheme !== 'scrypt' || !salt || !hash) return false;
+    const expected = Buffer.from(hash, 'base64');
+    const actual = await scryptAsync(password, Buffer.from(salt, 'base64'), expected.length, {
+      N: Number(n),
+      r: Number(r),
+      p: Number(p),
+      maxmem: 64 * 1024 * 1024,
+    });
+    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  },
+};
+
+const key = (secret: string) => Buffer.from(secret, 'base64url');
+
+/** HS256 JWTs without expiry: a token lives until its server-side record is revoked. */
+export const joseTokenCodec: TokenCodec = {
+  async sign(claims, secret) {
+    return new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(claims.iss)
+      .setSubject(claims.sub)
+      .setJti(claims.jti)
+      .setIssuedAt()
+      .sign(key(secret));
+  },
+  async verify(token, secret) {
+    try {
+      const { payload } = await jwtVerify(token, key(secret), { algorithms: ['HS256'] });
+      if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string') return null;
+      return { sub: payload.sub, jti: payload.jti };
+    } catch {
+      return null;
+    }
+  },
+  digest: (value) => createHash('sha256').update(value).digest('hex'),
+};

@@ -1,0 +1,206 @@
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
+import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
+import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
+import { settingsFromEnv } from '../config.js';
+import { assertPassword } from '../domain/account-service.js';
+import type { PlatformSettings } from '../domain/platform.js';
+import { assertAccountName } from '../domain/names.js';
+import { createFamilyHandler, type FamilyHandler, type Services } from '../http/api.js';
+import { FAMILY_OPERATIONS } from '../http/families.js';
+import { createNodeServer } from '../http/node-server.js';
+import { FAMILIES, type Family } from '../http/route-table.js';
+import { documentClient } from './aws.js';
+import { createServices } from './services.js';
+
+export const LOCAL_TABLE_NAME = 'platform';
+export const ADMIN_TOKEN_FILE = 'admin-token';
+export const ADMIN_PASSWORD_FILE = 'admin-password';
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  adminAccount?: string;
+  adminPassword?: string;
+  settings?: Partial<PlatformSettings>;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface EmbeddedPlatform {
+  url: string;
+  services: Services;
+  adminTokenFile: string;
+  adminPasswordFile?: string;
+  close(): Promise<void>;
+}
+
+const listen = (server: Server, port: number, host: string) =>
+  new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+  });
+
+const closeServer = (server: Server) =>
+  new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections?.();
+  });
+
+/** Creates the single table in dynalite from the shared schema, once. */
+async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return;
+  } catch (e) {
+    if (!(e instanceof ResourceNotFoundException)) throw e;
+  }
+  const keys = [TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey];
+  const gsis = TABLE_SCHEMA.globalSecondaryIndexes;
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [...keys, ...gsis.flatMap((g) => [g.partitionKey, g.sortKey])].map((name) => ({
+        AttributeName: name,
+        AttributeType: 'S',
+      })),
+      KeySchema: [
+        { AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' },
+        { AttributeName: TABLE_SCHEMA.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: gsis.map((g) => ({
+        IndexName: g.indexName,
+        KeySchema: [
+          { AttributeName: g.partitionKey, KeyType: 'HASH' },
+          { AttributeName: g.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    }),
+  );
+}
+
+async function writeSecretFile(path: string, content: string): Promise<void> {
+  await writeFile(path, `${content}\n`, { mode: 0o600 });
+  await chmod(path, 0o600); // the mode option is ignored when the file already exists
+}
+
+/**
+ * First start: creates the instance administrator and writes its API token (and a generated
+ * password) to owner-only files under the data folder. Later starts reuse them; a token file
+ * whose token no longer works is replaced.
+ */
+async function bootstrapAdministrator(
+  services: Services,
+  dataDir: string,
+  apiUrl: string,
+  accountName: string,
+  password: string | undefined,
+): Promise<{ tokenFile: string; passwordFile?: string }> {
+  const { store } = services.platform;
+  assertAccountName(accountName, 'ADMIN_ACCOUNT');
+  const tokenFile = join(dataDir, ADMIN_TOKEN_FILE);
+  let passwordFile: string | undefined;
+  let admin = await store.getAccountByName(accountName);
+  if (!admin) {
+    const chosen = password ?? services.platform.ids.randomToken(18);
+    if (password !== undefined) assertPassword(password);
+    else {
+      passwordFile = join(dataDir, ADMIN_PASSWORD_FILE);
+      await writeSecretFile(passwordFile, chosen);
+    }
+    const now = services.platform.clock.now().toISOString();
+    admin = {
+      uid: services.platform.ids.newId(),
+      type: 'user',
+      accountName,
+      description: 'Instance administrator',
+      createdAt: now,
+      updatedAt: now,
+      passwordHash: await services.platform.passwords.hash(chosen),
+      isAdmin: true,
+    };
+    await store.createAccount(admin);
+  } else if (!admin.isAdmin) {
+    throw new Error(`ADMIN_ACCOUNT "${accountName}" exists but is not an administrator; choose another name.`);
+  }
+  const existing = await readFile(tokenFile, 'utf8').then((t) => t.trim(), () => '');
+  if (existing) {
+    const caller = await services.auth
+      .authenticate({ method: 'GET', authorization: `Bearer ${existing}`, cookies: {} })
+      .catch(() => null);
+    if (caller?.uid === admin.uid) return { tokenFile, passwordFile };
+  }
+  const { token } = await services.auth.issueToken(admin, { description: 'Administrator token written at first start', readOnly: false }, apiUrl);
+  await writeSecretFile(tokenFile, token);
+  return { tokenFile, passwordFile };
+}
+
+/**
+ * The embedded platform: dynalite (LevelDB under the data folder) for metadata, and one node:http
+ * server mounting every family handler of the shared route table.
+ */
+export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<EmbeddedPlatform> {
+  const host = options.host ?? '127.0.0.1';
+  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  const metadataDir = join(options.dataDir, 'metadata');
+  await mkdir(metadataDir, { recursive: true });
+
+  const dynamo = dynalite({ path: metadataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const dynamoPort = await listen(dynamo, 0, '127.0.0.1');
+  const client = new DynamoDBClient({
+    endpoint: `http://127.0.0.1:${dynamoPort}`,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  let server: Server | undefined;
+  try {
+    await ensureTable(client, LOCAL_TABLE_NAME);
+    const settings = { ...settingsFromEnv(options.env ?? process.env), ...options.settings };
+    const services = createServices({
+      store: new DynamoDbMetadataStore(documentClient(client), LOCAL_TABLE_NAME),
+      clock: systemClock,
+      ids: randomIds,
+      passwords: scryptPasswordHasher,
+      tokens: joseTokenCodec,
+      settings,
+    });
+    const handlers = Object.fromEntries(
+      (Object.keys(FAMILIES) as Family[]).map((f) => [f, createFamilyHandler(f, FAMILY_OPERATIONS[f], services)]),
+    ) as Record<Family, FamilyHandler>;
+    server = createNodeServer(handlers);
+    const port = await listen(server, options.port ?? 8080, host);
+    const url = settings.publicApiUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const admin = await bootstrapAdministrator(
+      services,
+      options.dataDir,
+      url,
+      options.adminAccount ?? 'admin',
+      options.adminPassword,
+    );
+    const runningServer = server;
+    return {
+      url,
+      services,
+      adminTokenFile: admin.tokenFile,
+      adminPasswordFile: admin.passwordFile,
+      async close() {
+        await closeServer(runningServer);
+        client.destroy();
+        await closeServer(dynamo);
+      },
+    };
+  } catch (e) {
+    if (server) await closeServer(server);
+    client.destroy();
+    await closeServer(dynamo);
+    throw e;
+  }
+}

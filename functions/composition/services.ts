@@ -1,0 +1,21 @@
+import { AccessService } from '../domain/access-service.js';
+import { AccountService } from '../domain/account-service.js';
+import { AuthService } from '../domain/auth-service.js';
+import { DatasetService } from '../domain/dataset-service.js';
+import type { Platform } from '../domain/platform.js';
+import type { Services } from '../http/api.js';
+import type { ErrorLogger } from '../http/errors.js';
+
+/** Wires the use cases over a platform's ports; the same for both runtimes. */
+export function createServices(platform: Platform, logger: ErrorLogger = console): Services {
+  const access = new AccessService(platform);
+  const auth = new AuthService(platform);
+  return {
+    platform,
+    access,
+    auth,
+    accounts: new AccountService(platform, access, auth),
+    datasets: new DatasetService(platform, access),
+    logger,
+  };
+}

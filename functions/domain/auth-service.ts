@@ -1,0 +1,153 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { AccountRecord, SessionRecord, TokenRecord } from './accounts.js';
+import type { Caller } from './caller.js';
+import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from './errors.js';
+import type { Platform } from './platform.js';
+
+export const SESSION_COOKIE = 'ldp_session';
+export const CSRF_COOKIE = 'ldp_csrf';
+export const CSRF_HEADER = 'x-csrf-token';
+export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const BEARER = /^Bearer\s+([\x21-\x7E]+)\s*$/i;
+
+export interface Credentials {
+  method: string;
+  authorization?: string;
+  cookies: Record<string, string>;
+  csrfHeader?: string;
+}
+
+const sameString = (a: string, b: string): boolean => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** Authentication: API tokens (JWT + revocable record) and console sessions (cookie + CSRF token). */
+export class AuthService {
+  private secret?: Promise<string>;
+
+  constructor(private readonly platform: Platform) {}
+
+  /** The instance signing secret, created on first use and cached for the life of the process. */
+  private instanceSecret(): Promise<string> {
+    this.secret ??= this.platform.store.ensureInstanceSecret(this.platform.ids.randomToken(32)).catch((e) => {
+      this.secret = undefined;
+      throw e;
+    });
+    return this.secret;
+  }
+
+  /** The caller behind the request's credentials; null when it sent none. Bad credentials are a 401. */
+  async authenticate(credentials: Credentials): Promise<Caller | null> {
+    if (credentials.authorization !== undefined) return this.authenticateToken(credentials.authorization);
+    const sessionId = credentials.cookies[SESSION_COOKIE];
+    if (sessionId) return this.authenticateSession(sessionId, credentials);
+    return null;
+  }
+
+  private async authenticateToken(header: string): Promise<Caller> {
+    const invalid = () => new UnauthenticatedError('Unauthorized. The API token is invalid or has been revoked.');
+    const token = BEARER.exec(header)?.[1];
+    if (!token) throw new UnauthenticatedError('Unauthorized. Send the API token as "Authorization: Bearer <token>".');
+    const claims = await this.platform.tokens.verify(token, await this.instanceSecret());
+    if (!claims) throw invalid();
+    const record = await this.platform.store.getToken(claims.sub, claims.jti);
+    if (!record || !sameString(record.tokenHash, this.platform.tokens.digest(token))) throw invalid();
+    const account = await this.platform.store.getAccount(claims.sub);
+    if (!account) throw invalid();
+    return {
+      uid: account.uid,
+      accountName: account.accountName,
+      isAdmin: account.isAdmin === true,
+      credential: { kind: 'token', tokenId: record.tokenId, readOnly: record.readOnly },
+    };
+  }
+
+  private async authenticateSession(sessionId: string, credentials: Credentials): Promise<Caller> {
+    const expired = () => new UnauthenticatedError('Unauthorized. The console session has ended; sign in again.');
+    const sessionHash = this.platform.tokens.digest(sessionId);
+    const session = await this.platform.store.getSession(sessionHash);
+    const nowSeconds = Math.floor(this.platform.clock.now().getTime() / 1000);
+    if (!session || session.expiresAt <= nowSeconds) throw expired();
+    if (!SAFE_METHODS.has(credentials.method.toUpperCase())) {
+      const sent = credentials.csrfHeader ?? '';
+      if (!sent || !sameString(sent, session.csrfToken)) {
+        throw new ForbiddenError(
+          `Forbidden. A console session must send the "${CSRF_HEADER}" header with the CSRF token from sign-in on every change.`,
+        );
+      }
+    }
+    const account = await this.platform.store.getAccount(session.uid);
+    if (!account) throw expired();
+    return {
+      uid: account.uid,
+      accountName: account.accountName,
+      isAdmin: account.isAdmin === true,
+      credential: { kind: 'session', sessionHash },
+    };
+  }
+
+  /** Signs in with a password and opens a session. The same message for every failure. */
+  async login(accountName: string, password: string): Promise<{ account: AccountRecord; sessionId: string; csrfToken: string; expiresAt: number }> {
+    const account = await this.platform.store.getAccountByName(accountName);
+    const wrong = () => new UnauthenticatedError('Wrong account name or password.');
+    if (!account || account.type !== 'user' || !account.passwordHash) {
+      // Spend the same time as a real check so response times do not reveal which names exist.
+      await this.platform.passwords.verify(password, DUMMY_HASH);
+      throw wrong();
+    }
+    if (!(await this.platform.passwords.verify(password, account.passwordHash))) throw wrong();
+    const sessionId = this.platform.ids.randomToken(32);
+    const csrfToken = this.platform.ids.randomToken(24);
+    const now = this.platform.clock.now();
+    const session: SessionRecord = {
+      sessionHash: this.platform.tokens.digest(sessionId),
+      uid: account.uid,
+      csrfToken,
+      createdAt: now.toISOString(),
+      expiresAt: Math.floor(now.getTime() / 1000) + SESSION_TTL_SECONDS,
+    };
+    await this.platform.store.putSession(session);
+    return { account, sessionId, csrfToken, expiresAt: session.expiresAt };
+  }
+
+  async logout(caller: Caller | null): Promise<void> {
+    if (caller?.credential.kind !== 'session') {
+      throw new ValidationError('Only a console session can sign out; API tokens are revoked with DELETE /accounts/{account}/tokens/{tokenId}.');
+    }
+    await this.platform.store.deleteSession(caller.credential.sessionHash);
+  }
+
+  /** Issues a token for `account`. The token string is returned once and stored only as a hash. */
+  async issueToken(
+    account: AccountRecord,
+    input: { description: string; readOnly: boolean },
+    apiUrl: string,
+  ): Promise<{ record: TokenRecord; token: string }> {
+    const tokenId = this.platform.ids.newId();
+    const token = await this.platform.tokens.sign({ iss: apiUrl, sub: account.uid, jti: tokenId }, await this.instanceSecret());
+    const record: TokenRecord = {
+      uid: account.uid,
+      tokenId,
+      description: input.description,
+      readOnly: input.readOnly,
+      tokenHash: this.platform.tokens.digest(token),
+      createdAt: this.platform.clock.now().toISOString(),
+    };
+    await this.platform.store.putToken(record);
+    return { record, token };
+  }
+
+  async revokeToken(account: AccountRecord, tokenId: string): Promise<void> {
+    if (!(await this.platform.store.deleteToken(account.uid, tokenId))) {
+      throw new NotFoundError(`Token "${tokenId}" does not exist.`);
+    }
+  }
+}
+
+/** A valid scrypt hash of a random password, used only to equalise login timing. */
+const DUMMY_HASH =
+  'scrypt$32768$8$1$c2FsdHNhbHRzYWx0c2FsdA==$2P0tdqKfFUS0f1dqy3wlnJ0OVt8N3fUE0uvYd3aaMSo=';

@@ -1,0 +1,59 @@
+/**
+ * Typed domain errors. The domain knows nothing about HTTP; `functions/http/errors.ts` maps each
+ * kind to a status code. Messages are shown to the caller, so they say what to fix and never
+ * contain secrets.
+ */
+export abstract class DomainError extends Error {
+  abstract readonly kind: DomainErrorKind;
+}
+
+export type DomainErrorKind =
+  | 'validation'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not-found'
+  | 'conflict'
+  | 'too-large'
+  | 'unsupported-media-type'
+  | 'not-acceptable'
+  | 'method-not-allowed';
+
+export class ValidationError extends DomainError {
+  readonly kind = 'validation';
+  override name = 'ValidationError';
+}
+export class UnauthenticatedError extends DomainError {
+  readonly kind = 'unauthenticated';
+  override name = 'UnauthenticatedError';
+  constructor(message = 'Unauthorized.') {
+    super(message);
+  }
+}
+export class ForbiddenError extends DomainError {
+  readonly kind = 'forbidden';
+  override name = 'ForbiddenError';
+}
+export class NotFoundError extends DomainError {
+  readonly kind = 'not-found';
+  override name = 'NotFoundError';
+}
+export class ConflictError extends DomainError {
+  readonly kind = 'conflict';
+  override name = 'ConflictError';
+}
+export class TooLargeError extends DomainError {
+  readonly kind = 'too-large';
+  override name = 'TooLargeError';
+}
+export class UnsupportedMediaTypeError extends DomainError {
+  readonly kind = 'unsupported-media-type';
+  override name = 'UnsupportedMediaTypeError';
+}
+export class NotAcceptableError extends DomainError {
+  readonly kind = 'not-acceptable';
+  override name = 'NotAcceptableError';
+}
+export class MethodNotAllowedError extends DomainError {
+  readonly kind = 'method-not-allowed';
+  override name = 'MethodNotAllowedError';
+}

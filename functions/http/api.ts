@@ -1,0 +1,80 @@
+import type { AccessService } from '../domain/access-service.js';
+import type { AccountService } from '../domain/account-service.js';
+import { CSRF_HEADER, type AuthService } from '../domain/auth-service.js';
+import type { Caller } from '../domain/caller.js';
+import type { DatasetService } from '../domain/dataset-service.js';
+import { ValidationError } from '../domain/errors.js';
+import type { Platform } from '../domain/platform.js';
+import { errorResponse, type ErrorLogger } from './errors.js';
+import { parseCookies } from './request.js';
+import type { Family, RouteSpec } from './route-table.js';
+import type { HttpRequest, HttpResponse } from './types.js';
+
+/** The use cases the HTTP layer drives, built once per process by a composition root. */
+export interface Services {
+  platform: Platform;
+  access: AccessService;
+  auth: AuthService;
+  accounts: AccountService;
+  datasets: DatasetService;
+  logger: ErrorLogger;
+}
+
+export interface OperationContext {
+  req: HttpRequest;
+  params: Record<string, string>;
+  caller: Caller | null;
+  services: Services;
+  /** The API base URL, no trailing slash. */
+  apiUrl: string;
+}
+
+export type Operation = (ctx: OperationContext) => Promise<HttpResponse>;
+export type Operations = Record<string, Operation>;
+
+/** Decodes `{name}` segments; a malformed escape is a 400 rather than a crash. */
+function decodeParams(raw: Record<string, string>): Record<string, string> | null {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    try {
+      out[k] = decodeURIComponent(v);
+    } catch {
+      return null;
+    }
+  }
+  return out;
+}
+
+const NO_STORE = { 'cache-control': 'no-store' };
+
+/**
+ * Runs one matched route: authenticates the caller, calls the operation, maps errors. Shared by the
+ * Lambda handlers and the embedded server, so both behave the same.
+ */
+export function createFamilyHandler(family: Family, operations: Operations, services: Services) {
+  return async (route: RouteSpec, rawParams: Record<string, string>, req: HttpRequest): Promise<HttpResponse> => {
+    try {
+      const operation = operations[route.operation];
+      if (route.family !== family || !operation) throw new Error(`route ${route.operation} is not served by family ${family}`);
+      const params = decodeParams(rawParams);
+      if (!params) throw new ValidationError('The path holds a malformed %-escape.');
+      const caller = await services.auth.authenticate({
+        method: req.method,
+        authorization: req.headers.authorization,
+        cookies: parseCookies(req.headers.cookie),
+        csrfHeader: req.headers[CSRF_HEADER],
+      });
+      const apiUrl = (services.platform.settings.publicApiUrl ?? req.origin).replace(/\/+$/, '');
+      const response = await operation({ req, params, caller, services, apiUrl });
+      // Answers depend on who asks; never let a shared cache keep them.
+      response.headers = { ...NO_STORE, ...response.headers };
+      return response;
+    } catch (error) {
+      const response = errorResponse(error, services.logger);
+      response.headers = { ...NO_STORE, ...response.headers };
+      return response;
+    }
+  };
+}
+
+export type FamilyHandler = ReturnType<typeof createFamilyHandler>;

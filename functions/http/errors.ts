@@ -1,0 +1,50 @@
+import { DomainError, type DomainErrorKind } from '../domain/errors.js';
+import type { HttpResponse } from './types.js';
+
+const STATUS: Record<DomainErrorKind, number> = {
+  validation: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  'not-found': 404,
+  'method-not-allowed': 405,
+  'not-acceptable': 406,
+  conflict: 409,
+  'too-large': 413,
+  'unsupported-media-type': 415,
+};
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+export const jsonResponse = (status: number, body: unknown, headers: Record<string, string | string[]> = {}): HttpResponse => ({
+  status,
+  headers: { 'content-type': JSON_TYPE, ...headers },
+  body: JSON.stringify(body),
+});
+
+export interface ErrorLogger {
+  error(message: string, details: Record<string, unknown>): void;
+}
+
+/**
+ * The one mapper from errors to responses: domain errors keep their message and get their status;
+ * anything else is a 500 with a generic message, logged (never echoed). `plain` serves the SPARQL
+ * protocol, whose clients expect text errors.
+ */
+export function errorResponse(error: unknown, logger: ErrorLogger, options: { plain?: boolean; requestId?: string } = {}): HttpResponse {
+  let status = 500;
+  let message = 'Internal server error. The error was logged; try again later.';
+  if (error instanceof DomainError) {
+    status = STATUS[error.kind];
+    message = error.message;
+  } else {
+    logger.error('unhandled error', {
+      requestId: options.requestId,
+      name: (error as Error)?.name,
+      error: (error as Error)?.stack ?? String(error),
+    });
+  }
+  const headers: Record<string, string> = {};
+  if (status === 401) headers['www-authenticate'] = 'Bearer';
+  if (options.plain) return { status, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: message };
+  return jsonResponse(status, { message }, headers);
+}

@@ -1,0 +1,14 @@
+import type { Operations } from './api.js';
+import type { Family } from './route-table.js';
+import { accountOperations } from './routes/accounts.js';
+import { authOperations } from './routes/auth.js';
+import { datasetOperations } from './routes/datasets.js';
+import { infoOperations } from './routes/info.js';
+
+/** The operations each family's function serves; the route table names them. */
+export const FAMILY_OPERATIONS: Record<Family, Operations> = {
+  info: infoOperations,
+  auth: authOperations,
+  accounts: accountOperations,
+  datasets: datasetOperations,
+};

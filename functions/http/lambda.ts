@@ -1,0 +1,74 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { Readable } from 'node:stream';
+import { createFamilyHandler, type FamilyHandler, type Services } from './api.js';
+import { errorResponse, jsonResponse } from './errors.js';
+import { FAMILY_OPERATIONS } from './families.js';
+import { ROUTES, routeKey, type Family, type RouteSpec } from './route-table.js';
+import type { HttpRequest, HttpResponse } from './types.js';
+
+const ROUTES_BY_KEY = new Map<string, RouteSpec>(ROUTES.map((r) => [routeKey(r), r]));
+
+export function fromApiGateway(event: APIGatewayProxyEventV2): HttpRequest {
+  const headers: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(event.headers ?? {})) headers[k.toLowerCase()] = v;
+  if (event.cookies?.length) headers.cookie = event.cookies.join('; ');
+  const body = event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
+  const proto = headers['x-forwarded-proto'] ?? 'https';
+  return {
+    method: event.requestContext.http.method.toUpperCase(),
+    path: event.rawPath,
+    headers,
+    query: new URLSearchParams(event.rawQueryString ?? ''),
+    body,
+    origin: `${proto}://${event.requestContext.domainName}`,
+    sourceIp: event.requestContext.http.sourceIp,
+  };
+}
+
+async function toApiGateway(response: HttpResponse): Promise<APIGatewayProxyStructuredResultV2> {
+  const headers: Record<string, string> = {};
+  let cookies: string[] | undefined;
+  for (const [k, v] of Object.entries(response.headers)) {
+    if (k === 'set-cookie') cookies = Array.isArray(v) ? v : [v];
+    else headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  let body: Buffer | undefined;
+  if (typeof response.body === 'string') body = Buffer.from(response.body);
+  else if (Buffer.isBuffer(response.body)) body = response.body;
+  else if (response.body instanceof Readable) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.body) chunks.push(Buffer.from(chunk));
+    body = Buffer.concat(chunks);
+  }
+  const textual = /^(application\/(json|.*\+json)|text\/)/.test(headers['content-type'] ?? '');
+  return {
+    statusCode: response.status,
+    headers,
+    cookies,
+    body: body ? (textual ? body.toString('utf8') : body.toString('base64')) : undefined,
+    isBase64Encoded: body ? !textual : false,
+  };
+}
+
+/**
+ * The Lambda entry of one route family. Services are built on the first request (once per cold
+ * start), so importing a handler module never touches AWS.
+ */
+export function lambdaHandler(family: Family, buildServices: () => Promise<Services>) {
+  let handler: Promise<FamilyHandler> | undefined;
+  const base = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
+    handler ??= buildServices().then((services) => createFamilyHandler(family, FAMILY_OPERATIONS[family], services));
+    const route = ROUTES_BY_KEY.get(event.routeKey);
+    if (!route || route.family !== family) {
+      return toApiGateway(jsonResponse(404, { message: `No route ${event.routeKey} in this function.` }));
+    }
+    try {
+      return await toApiGateway(await (await handler)(route, event.pathParameters as Record<string, string> ?? {}, fromApiGateway(event)));
+    } catch (error) {
+      handler = undefined;
+      return toApiGateway(errorResponse(error, console));
+    }
+  };
+  return middy(base);
+}

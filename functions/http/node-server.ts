@@ -1,0 +1,76 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FamilyHandler } from './api.js';
+import { jsonResponse } from './errors.js';
+import { MAX_JSON_BODY_BYTES } from './request.js';
+import type { Family } from './route-table.js';
+import { matchRoute } from './router.js';
+import type { HttpRequest, HttpResponse } from './types.js';
+
+/** Bodies beyond this are refused before they are read (uploads get their own streaming routes). */
+const MAX_BUFFERED_BODY = MAX_JSON_BODY_BYTES + 1;
+
+async function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size > MAX_BUFFERED_BODY) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function send(res: ServerResponse, response: HttpResponse, head: boolean): Promise<void> {
+  res.statusCode = response.status;
+  for (const [k, v] of Object.entries(response.headers)) res.setHeader(k, v);
+  if (head || response.body === undefined) return void res.end();
+  if (response.body instanceof Readable) return pipeline(response.body, res);
+  res.end(response.body);
+}
+
+/**
+ * The embedded platform's HTTP server: matches the shared route table and calls the same family
+ * handlers the Lambda functions run.
+ */
+export function createNodeServer(handlers: Record<Family, FamilyHandler>, options: { origin?: string } = {}): Server {
+  return createServer(async (req, res) => {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const url = new URL(req.url ?? '/', 'http://placeholder');
+    try {
+      const match = matchRoute(method, url.pathname);
+      if (match.kind === 'not-found') {
+        return await send(res, jsonResponse(404, { message: `No route for ${method} ${url.pathname}.` }), false);
+      }
+      if (match.kind === 'method-not-allowed') {
+        return await send(
+          res,
+          jsonResponse(405, { message: `${method} is not allowed here; use ${match.allowed.join(' or ')}.` }, { allow: match.allowed.join(', ') }),
+          false,
+        );
+      }
+      const body = await readBody(req);
+      if (body === null) {
+        return await send(res, jsonResponse(413, { message: `The request body is larger than ${MAX_JSON_BODY_BYTES} bytes.` }), false);
+      }
+      const headers: Record<string, string | undefined> = {};
+      for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      const request: HttpRequest = {
+        method: match.route.method,
+        path: url.pathname,
+        headers,
+        query: url.searchParams,
+        body,
+        origin: options.origin ?? `http://${req.headers.host ?? '127.0.0.1'}`,
+        sourceIp: req.socket.remoteAddress,
+      };
+      const response = await handlers[match.route.family](match.route, match.params, request);
+      await send(res, response, method === 'HEAD');
+    } catch (error) {
+      console.error('request failed', { method, path: url.pathname, error: (error as Error).stack });
+      if (!res.headersSent) await send(res, jsonResponse(500, { message: 'Internal server error.' }), false).catch(() => {});
+      else res.destroy();
+    }
+  });
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { accountView } from '../../domain/accounts.js';
+import { CSRF_COOKIE, SESSION_COOKIE, SESSION_TTL_SECONDS } from '../../domain/auth-service.js';
+import { UnauthenticatedError } from '../../domain/errors.js';
+import type { Operations } from '../api.js';
+import { jsonResponse } from '../errors.js';
+import { parseJsonBody } from '../request.js';
+
+const LoginBody = z.object({
+  accountName: z.string().min(1).max(40),
+  password: z.string().min(1).max(256),
+});
+
+const cookie = (name: string, value: string, maxAge: number, secure: boolean, httpOnly: boolean) =>
+  [`${name}=${encodeURIComponent(value)}`, 'Path=/', `Max-Age=${maxAge}`, 'SameSite=Strict', httpOnly ? 'HttpOnly' : '', secure ? 'Secure' : '']
+    .filter(Boolean)
+    .join('; ');
+
+export const authOperations: Operations = {
+  async getMe({ caller, services }) {
+    if (!caller) throw new UnauthenticatedError('Unauthorized.');
+    const account = await services.accounts.get(caller.accountName);
+    const orgs = await services.accounts.organisationsOf(account.accountName);
+    return jsonResponse(200, accountView(account, { showPrivate: true, extra: { orgs: orgs.map((o) => accountView(o)) } }));
+  },
+
+  /** Opens a console session: an HttpOnly session cookie plus a CSRF token for the console's writes. */
+  async login({ req, services, apiUrl }) {
+    const body = parseJsonBody(req, LoginBody);
+    const { account, sessionId, csrfToken } = await services.auth.login(body.accountName, body.password);
+    const secure = apiUrl.startsWith('https:');
+    return jsonResponse(200, { ...accountView(account, { showPrivate: true }), csrfToken }, {
+      'set-cookie': [
+        cookie(SESSION_COOKIE, sessionId, SESSION_TTL_SECONDS, secure, true),
+        cookie(CSRF_COOKIE, csrfToken, SESSION_TTL_SECONDS, secure, false),
+      ],
+    });
+  },
+
+  async logout({ caller, services, apiUrl }) {
+    await services.auth.logout(caller);
+    const secure = apiUrl.startsWith('https:');
+    return {
+      status: 204,
+      headers: { 'set-cookie': [cookie(SESSION_COOKIE, '', 0, secure, true), cookie(CSRF_COOKIE, '', 0, secure, false)] },
+    };
+  },
+};

@@ -1,0 +1,72 @@
+import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../domain/accounts.js';
+import type { DatasetRecord } from '../domain/datasets.js';
+
+/** One item of a listing, with the opaque cursor that resumes the listing right after it. */
+export interface Positioned<T> {
+  item: T;
+  cursor: string;
+}
+
+export interface Batch<T> {
+  items: Positioned<T>[];
+  /** True when the store may hold more items after the last one returned. */
+  more: boolean;
+}
+
+export interface ListRequest {
+  /** Resume after this cursor (from `Positioned.cursor`). */
+  after?: string;
+  /** Upper bound on the items returned in one batch. */
+  batch: number;
+}
+
+/**
+ * Metadata of the platform (DynamoDB on AWS, dynalite locally). Every write is one conditional
+ * single-item write, so no operation needs a transaction. Creating what exists throws a
+ * `ConflictError`; a failed condition on update throws a `ConflictError` too.
+ */
+export interface MetadataStore {
+  /** Returns the instance secret, storing `candidate` if none exists yet (first writer wins). */
+  ensureInstanceSecret(candidate: string): Promise<string>;
+
+  /** Claims the name and writes the account; ConflictError if the name is taken. */
+  createAccount(account: AccountRecord): Promise<void>;
+  getAccount(uid: string): Promise<AccountRecord | null>;
+  getAccountByName(accountName: string): Promise<AccountRecord | null>;
+  /** Writes the whole record if `updatedAt` still equals `expectedUpdatedAt`. */
+  replaceAccount(account: AccountRecord, expectedUpdatedAt: string): Promise<void>;
+  /** Moves the name claim, then rewrites the account. ConflictError if the new name is taken. */
+  renameAccount(account: AccountRecord, newName: string, updatedAt: string): Promise<AccountRecord>;
+  /** Removes the account record and its name claim (its other items are removed by the caller). */
+  deleteAccount(account: AccountRecord): Promise<void>;
+  listAccounts(request: ListRequest): Promise<Batch<AccountRecord>>;
+  countAdmins(): Promise<number>;
+
+  putMembership(membership: MembershipRecord): Promise<void>;
+  getMembership(orgUid: string, userUid: string): Promise<MembershipRecord | null>;
+  deleteMembership(orgUid: string, userUid: string): Promise<void>;
+  listMembers(orgUid: string): Promise<MembershipRecord[]>;
+  listMembershipsOfUser(userUid: string): Promise<MembershipRecord[]>;
+
+  putToken(token: TokenRecord): Promise<void>;
+  getToken(uid: string, tokenId: string): Promise<TokenRecord | null>;
+  listTokens(uid: string): Promise<TokenRecord[]>;
+  /** Returns false when there was no such token. */
+  deleteToken(uid: string, tokenId: string): Promise<boolean>;
+
+  putSession(session: SessionRecord): Promise<void>;
+  getSession(sessionHash: string): Promise<SessionRecord | null>;
+  deleteSession(sessionHash: string): Promise<void>;
+
+  /** ConflictError if the owner already has a dataset of that name (case-insensitive). */
+  createDataset(dataset: DatasetRecord): Promise<void>;
+  getDataset(ownerUid: string, name: string): Promise<DatasetRecord | null>;
+  getDatasetById(id: string): Promise<DatasetRecord | null>;
+  /** Writes `dataset` (with its revision already incremented) if the stored revision is `dataset.revision - 1`. */
+  updateDataset(dataset: DatasetRecord): Promise<void>;
+  /** Claims the new name, then removes the old item; ConflictError if the name is taken. */
+  renameDataset(dataset: DatasetRecord, newName: string): Promise<DatasetRecord>;
+  deleteDataset(dataset: DatasetRecord): Promise<void>;
+  /** Datasets of one owner by name, or of the whole instance by creation time. */
+  listDatasets(ownerUid: string | null, request: ListRequest): Promise<Batch<DatasetRecord>>;
+}

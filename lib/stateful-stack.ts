@@ -1,0 +1,76 @@
+import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { AttributeType, Billing, PointInTimeRecoverySpecification, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type BucketProps } from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.js';
+
+/** Settings every bucket of the platform shares: private, encrypted, TLS only, no ACLs. */
+const PRIVATE_BUCKET: BucketProps = {
+  blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+  encryption: BucketEncryption.S3_MANAGED,
+  enforceSSL: true,
+  objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+};
+
+/**
+ * Everything that holds data: the single table and the buckets. Kept apart from the stateless
+ * stack so functions and the API can be replaced freely without touching stored data.
+ */
+export class StatefulStack extends Stack {
+  readonly table: TableV2;
+  /** Graphs and assets of datasets. */
+  readonly dataBucket: Bucket;
+  /** Temporary resumable (tus) and multipart uploads. */
+  readonly uploadsBucket: Bucket;
+  /** Flow artifacts and large exports served through presigned URLs. */
+  readonly artifactsBucket: Bucket;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+
+    const str = (name: string) => ({ name, type: AttributeType.STRING });
+    this.table = new TableV2(this, 'Table', {
+      partitionKey: str(TABLE_SCHEMA.partitionKey),
+      sortKey: str(TABLE_SCHEMA.sortKey),
+      // Derived from the shared schema so the local bootstrap and AWS cannot drift.
+      globalSecondaryIndexes: TABLE_SCHEMA.globalSecondaryIndexes.map((gsi) => ({
+        indexName: gsi.indexName,
+        partitionKey: str(gsi.partitionKey),
+        sortKey: str(gsi.sortKey),
+        // ProjectionType defaults to ALL in TableV2.
+      })),
+      timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,
+      billing: Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true } satisfies PointInTimeRecoverySpecification,
+      encryption: TableEncryptionV2.awsManagedKey(),
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.dataBucket = new Bucket(this, 'DataBucket', {
+      ...PRIVATE_BUCKET,
+      versioned: true, // guards graphs against accidental overwrite or delete
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // Uploads are scratch space that the lifecycle rules empty. RETAIN like every stateful
+    // resource: autoDeleteObjects would add a custom-resource Lambda just to empty it.
+    this.uploadsBucket = new Bucket(this, 'UploadsBucket', {
+      ...PRIVATE_BUCKET,
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [
+        { id: 'ExpireUploads', expiration: Duration.days(7) },
+        { id: 'AbortIncompleteMultipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+    });
+
+    this.artifactsBucket = new Bucket(this, 'ArtifactsBucket', {
+      ...PRIVATE_BUCKET,
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [
+        { id: 'ExpireArtifacts', expiration: Duration.days(30) },
+        { id: 'AbortIncompleteMultipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+    });
+  }
+}
