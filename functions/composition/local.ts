@@ -11,8 +11,8 @@ import { settingsFromEnv } from '../config.js';
 import { assertPassword } from '../domain/account-service.js';
 import type { PlatformSettings } from '../domain/platform.js';
 import { assertAccountName } from '../domain/names.js';
-import { createFamilyHandler, type FamilyHandler, type Services } from '../http/api.js';
-import { FAMILY_OPERATIONS } from '../http/families.js';
+import { HANDLER_MODULES } from '../handlers/index.js';
+import type { FamilyHandler, Services } from '../http/api.js';
 import { createNodeServer } from '../http/node-server.js';
 import { FAMILIES, type Family } from '../http/route-table.js';
 import { documentClient } from './aws.js';
@@ -173,7 +173,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       settings,
     });
     const handlers = Object.fromEntries(
-      (Object.keys(FAMILIES) as Family[]).map((f) => [f, createFamilyHandler(f, FAMILY_OPERATIONS[f], services)]),
+      (Object.keys(FAMILIES) as Family[]).map((f) => [f, HANDLER_MODULES[f].mount(services)]),
     ) as Record<Family, FamilyHandler>;
     server = createNodeServer(handlers);
     const port = await listen(server, options.port ?? 8080, host);

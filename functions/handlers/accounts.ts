@@ -1,5 +1,5 @@
 import { awsServices } from '../composition/aws.js';
-import { lambdaHandler } from '../http/lambda.js';
+import { familyEntry } from '../http/lambda.js';
 
-/** Lambda entry of the "accounts" route family. */
-export const handler = lambdaHandler('accounts', awsServices);
+/** Entry points of the "accounts" route family: `handler` on Lambda, `mount` in the embedded server. */
+export const { handler, mount } = familyEntry('accounts', awsServices);

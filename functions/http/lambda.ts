@@ -52,6 +52,17 @@ async function toApiGateway(response: HttpResponse): Promise<APIGatewayProxyStru
 }
 
 /**
+ * One route family's entry points: `handler` for Lambda, `mount` for the embedded server. Both run
+ * the same family handler, so what the stack deploys is what `npm start` serves.
+ */
+export function familyEntry(family: Family, buildServices: () => Promise<Services>) {
+  return {
+    handler: lambdaHandler(family, buildServices),
+    mount: (services: Services): FamilyHandler => createFamilyHandler(family, FAMILY_OPERATIONS[family], services),
+  };
+}
+
+/**
  * The Lambda entry of one route family. Services are built on the first request (once per cold
  * start), so importing a handler module never touches AWS.
  */

@@ -1,0 +1,19 @@
+import { App } from 'aws-cdk-lib';
+import { StatefulStack } from '../lib/stateful-stack.js';
+import { StatelessStack } from '../lib/stateless-stack.js';
+
+/** The CDK app: data in one stack, the replaceable API and functions in the other. */
+const app = new App();
+// Environment-agnostic unless the CLI knows the target account/region.
+const account = process.env.CDK_DEFAULT_ACCOUNT;
+const region = process.env.CDK_DEFAULT_REGION;
+const env = account || region ? { account, region } : undefined;
+
+const stateful = new StatefulStack(app, 'LinkedDataPlatform-Stateful', { env });
+new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
+  env,
+  table: stateful.table,
+  dataBucket: stateful.dataBucket,
+  uploadsBucket: stateful.uploadsBucket,
+  artifactsBucket: stateful.artifactsBucket,
+});

@@ -1,0 +1,14 @@
+import type { FamilyHandler, Services } from '../http/api.js';
+import type { Family } from '../http/route-table.js';
+import * as accounts from './accounts.js';
+import * as auth from './auth.js';
+import * as datasets from './datasets.js';
+import * as info from './info.js';
+
+/** Every family's handler module, for the embedded server to mount (Lambda loads each on its own). */
+export const HANDLER_MODULES: Record<Family, { mount(services: Services): FamilyHandler }> = {
+  info,
+  auth,
+  accounts,
+  datasets,
+};
