@@ -53,11 +53,21 @@ const closeServer = (server: Server) =>
     server.closeAllConnections?.();
   });
 
+/** Waits (bounded) until dynalite reports the table ACTIVE; creation completes asynchronously. */
+async function waitUntilActive(client: DynamoDBClient, tableName: string): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const out = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (out.Table?.TableStatus === 'ACTIVE') return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`table ${tableName} did not become active`);
+}
+
 /** Creates the single table in dynalite from the shared schema, once. */
 async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
-    return;
+    return waitUntilActive(client, tableName);
   } catch (e) {
     if (!(e instanceof ResourceNotFoundException)) throw e;
   }
@@ -85,6 +95,7 @@ async function ensureTable(client: DynamoDBClient, tableName: string): Promise<v
       })),
     }),
   );
+  await waitUntilActive(client, tableName);
 }
 
 async function writeSecretFile(path: string, content: string): Promise<void> {

@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -74,7 +74,7 @@ export class AppFunction extends NodejsFunction {
 }
 
 /** Grants exactly the requested table access and tells the function the table's name. */
-export function bindTable(fn: NodejsFunction, table: ITableV2, access: Access): void {
+export function bindTable(fn: LambdaFunction, table: ITableV2, access: Access): void {
   if (access === 'RW') table.grantReadWriteData(fn);
   else table.grantReadData(fn);
   fn.addEnvironment(ENV.tableName, table.tableName);
@@ -84,7 +84,7 @@ export function bindTable(fn: NodejsFunction, table: ITableV2, access: Access): 
  * Grants exactly the requested bucket access and sets the bucket's name under `envName`.
  * 'RW' includes deletes (s3:DeleteObject*), which replacing graphs and cleaning uploads need.
  */
-export function bindBucket(fn: NodejsFunction, bucket: IBucket, envName: EnvName, access: Access): void {
+export function bindBucket(fn: LambdaFunction, bucket: IBucket, envName: EnvName, access: Access): void {
   if (access === 'RW') bucket.grantReadWrite(fn);
   else bucket.grantRead(fn);
   fn.addEnvironment(envName, bucket.bucketName);
