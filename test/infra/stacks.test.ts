@@ -1,0 +1,372 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App, CfnElement, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { TableV2, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
+import { ENV } from '../../functions/env-names.js';
+import { FAMILIES, ROUTES, routeKey, type Access, type Family, type FamilySpec } from '../../functions/http/route-table.js';
+import { bindBucket, bindTable } from '../../lib/constructs/app-function.js';
+import { StatefulStack } from '../../lib/stateful-stack.js';
+import { StatelessStack } from '../../lib/stateless-stack.js';
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const FAMILY_NAMES = Object.keys(FAMILIES) as Family[];
+
+type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table'>;
+const BUCKET_GRANTS: Record<BucketGrant, string> = {
+  dataBucket: ENV.dataBucketName,
+  uploadsBucket: ENV.uploadsBucketName,
+  artifactsBucket: ENV.artifactsBucketName,
+};
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, any>;
+  DeletionPolicy?: string;
+  Metadata?: Record<string, any>;
+}
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+let stateful: StatefulStack;
+let stateless: StatelessStack;
+let sfTemplate: Template;
+let slTemplate: Template;
+let slResources: Record<string, Resource>;
+let assemblyDir: string;
+
+const logicalId = (c: IConstruct): string => {
+  const el = c.node.defaultChild as CfnElement;
+  return Stack.of(c).getLogicalId(el);
+};
+const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
+const ofType = (type: string) => Object.entries(slResources).filter(([, r]) => r.Type === type);
+
+/** Allow statements of every IAM policy attached to the role of the given function. */
+function statementsOf(fnLogicalId: string): Statement[] {
+  const fn = slResources[fnLogicalId]!;
+  const roleId: string = fn.Properties.Role['Fn::GetAtt'][0];
+  return ofType('AWS::IAM::Policy')
+    .filter(([, p]) => asArray(p.Properties.Roles).some((r: any) => r.Ref === roleId))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+/**
+ * Actions granted on a stateful resource, found by its logical id inside the cross-stack
+ * reference (`Fn::ImportValue: "...ExportsOutputFnGetAtt<LogicalId>Arn..."`).
+ */
+function actionsOn(statements: Statement[], targetLogicalId: string): string[] {
+  return statements
+    .filter((s) => s.Effect === 'Allow' && asArray(s.Resource).some((r) => JSON.stringify(r).includes(targetLogicalId)))
+    .flatMap((s) => asArray(s.Action));
+}
+
+beforeAll(() => {
+  // Any attempt to bundle in Docker runs this and fails: bundling must use the local esbuild.
+  process.env.CDK_DOCKER = '/bin/false';
+  // Synthesize with the context the CLI uses: cdk.json, plus asset metadata (to find the bundles).
+  const { context } = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8'));
+  const app = new App({ context: { ...context, 'aws:cdk:enable-asset-metadata': true } });
+  stateful = new StatefulStack(app, 'LinkedDataPlatform-Stateful');
+  stateless = new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
+    table: stateful.table,
+    dataBucket: stateful.dataBucket,
+    uploadsBucket: stateful.uploadsBucket,
+    artifactsBucket: stateful.artifactsBucket,
+  });
+  sfTemplate = Template.fromStack(stateful);
+  slTemplate = Template.fromStack(stateless);
+  slResources = slTemplate.toJSON().Resources;
+  assemblyDir = app.outdir;
+}, 120_000);
+
+describe('stateless stack: functions', () => {
+  it('has exactly one function per family: nodejs22.x, arm64, traced, sized from FAMILIES', () => {
+    const appFunctions = ofType('AWS::Lambda::Function').filter(
+      ([, r]) => r.Properties.Handler === 'index.handler' && r.Properties.Runtime === 'nodejs22.x',
+    );
+    expect(appFunctions).toHaveLength(FAMILY_NAMES.length);
+    for (const family of FAMILY_NAMES) {
+      const fn = slResources[logicalId(stateless.functions[family])]!;
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: FAMILIES[family].memoryMb,
+        Timeout: FAMILIES[family].timeoutSeconds,
+        TracingConfig: { Mode: 'Active' },
+      });
+    }
+  });
+
+  it('bundles every function locally with esbuild into an ESM file with the SDK inside', () => {
+    for (const family of FAMILY_NAMES) {
+      const fn = slResources[logicalId(stateless.functions[family])]!;
+      expect(fn.Metadata?.['aws:asset:is-bundled']).toBe(true);
+      const bundle = join(assemblyDir, fn.Metadata!['aws:asset:path'], 'index.mjs');
+      expect(existsSync(bundle), bundle).toBe(true);
+      const code = readFileSync(bundle, 'utf8');
+      expect(code.startsWith('import { createRequire')).toBe(true);
+      // No runtime import of the SDK: we ship the pinned version.
+      expect(code).not.toMatch(/from\s*["']@aws-sdk\//);
+      expect(existsSync(`${bundle}.map`)).toBe(true);
+    }
+  });
+
+  it('gives every function its own log group with retention', () => {
+    for (const family of FAMILY_NAMES) {
+      const fn = slResources[logicalId(stateless.functions[family])]!;
+      const logGroupId: string = fn.Properties.LoggingConfig.LogGroup.Ref;
+      const logGroup = slResources[logGroupId]!;
+      expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
+      expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
+    }
+  });
+
+  it('sets TABLE_NAME and bucket variables exactly where FAMILIES grants access', () => {
+    for (const family of FAMILY_NAMES) {
+      const grants: FamilySpec['grants'] = FAMILIES[family].grants;
+      const vars: Record<string, unknown> =
+        slResources[logicalId(stateless.functions[family])]!.Properties.Environment?.Variables ?? {};
+      if (grants.table) expect(JSON.stringify(vars[ENV.tableName])).toContain(logicalId(stateful.table));
+      else expect(vars).not.toHaveProperty(ENV.tableName);
+      for (const [grant, envName] of Object.entries(BUCKET_GRANTS) as [BucketGrant, string][]) {
+        if (grants[grant]) expect(JSON.stringify(vars[envName])).toContain(logicalId(stateful[grant]));
+        else expect(vars, `${family} must not see ${envName}`).not.toHaveProperty(envName);
+      }
+    }
+  });
+
+  it('grants each function exactly the table and bucket access FAMILIES says', () => {
+    const tableId = logicalId(stateful.table);
+    for (const family of FAMILY_NAMES) {
+      const grants: FamilySpec['grants'] = FAMILIES[family].grants;
+      const statements = statementsOf(logicalId(stateless.functions[family]));
+      const all = statements.flatMap((s) => asArray(s.Action));
+
+      // Nothing is granted on "*" except X-Ray tracing.
+      for (const s of statements.filter((st) => asArray(st.Resource).includes('*'))) {
+        for (const action of asArray(s.Action)) expect(action).toMatch(/^xray:/);
+      }
+
+      const onTable = actionsOn(statements, tableId);
+      if (grants.table === 'RW') {
+        expect(onTable).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']));
+      } else if (grants.table === 'R') {
+        expect(onTable).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+        for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']) {
+          expect(all, `${family} must not ${write}`).not.toContain(write);
+        }
+      } else {
+        expect(all.filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
+      }
+      // DynamoDB actions only ever target the table.
+      const dynamoStatements = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
+      for (const s of dynamoStatements) expect(JSON.stringify(s.Resource)).toContain(tableId);
+
+      for (const grant of Object.keys(BUCKET_GRANTS) as BucketGrant[]) {
+        const onBucket = actionsOn(statements, logicalId(stateful[grant]));
+        const access: Access | undefined = grants[grant];
+        if (access === 'RW') {
+          expect(onBucket).toEqual(expect.arrayContaining(['s3:GetObject*', 's3:PutObject', 's3:DeleteObject*']));
+        } else if (access === 'R') {
+          expect(onBucket).toEqual(expect.arrayContaining(['s3:GetObject*']));
+          expect(onBucket).not.toContain('s3:PutObject');
+          expect(onBucket).not.toContain('s3:DeleteObject*');
+        } else {
+          expect(onBucket, `${family} must not touch ${grant}`).toEqual([]);
+        }
+      }
+      const hasBucketGrant = (Object.keys(BUCKET_GRANTS) as BucketGrant[]).some((g) => grants[g]);
+      if (!hasBucketGrant) expect(all.filter((a) => a.startsWith('s3:'))).toEqual([]);
+    }
+  });
+});
+
+describe('stateless stack: HTTP API', () => {
+  it('creates one route per ROUTES entry, each integrated with its family function', () => {
+    const routes = ofType('AWS::ApiGatewayV2::Route');
+    expect(routes).toHaveLength(ROUTES.length);
+    const apiId = logicalId(stateless.api);
+    for (const route of ROUTES) {
+      const matches = routes.filter(([, r]) => r.Properties.RouteKey === routeKey(route));
+      expect(matches, routeKey(route)).toHaveLength(1);
+      const props = matches[0]![1].Properties;
+      expect(props.ApiId).toEqual({ Ref: apiId });
+      // Target is `integrations/<IntegrationId>`.
+      const [, [prefix, ref]] = props.Target['Fn::Join'];
+      expect(prefix).toBe('integrations/');
+      const integration = slResources[ref.Ref]!;
+      expect(integration.Type).toBe('AWS::ApiGatewayV2::Integration');
+      expect(integration.Properties).toMatchObject({
+        IntegrationType: 'AWS_PROXY',
+        PayloadFormatVersion: '2.0',
+        IntegrationUri: { 'Fn::GetAtt': [logicalId(stateless.functions[route.family]), 'Arn'] },
+      });
+    }
+  });
+
+  it('shares one integration per family', () => {
+    expect(ofType('AWS::ApiGatewayV2::Integration')).toHaveLength(new Set(ROUTES.map((r) => r.family)).size);
+  });
+
+  it('lets API Gateway invoke each routed function, and only from this API', () => {
+    for (const family of new Set(ROUTES.map((r) => r.family))) {
+      slTemplate.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        Principal: 'apigateway.amazonaws.com',
+        FunctionName: { 'Fn::GetAtt': [logicalId(stateless.functions[family]), 'Arn'] },
+        SourceArn: Match.anyValue(),
+      });
+    }
+    for (const [, p] of ofType('AWS::Lambda::Permission')) {
+      expect(JSON.stringify(p.Properties.SourceArn)).toContain(logicalId(stateless.api));
+    }
+  });
+
+  it('has a $default stage with access logs, no CORS, and outputs the URL', () => {
+    slTemplate.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'HTTP',
+      CorsConfiguration: Match.absent(),
+    });
+    slTemplate.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
+    });
+    slTemplate.hasOutput('ApiUrl', {});
+  });
+});
+
+describe('stateful stack', () => {
+  it('builds the table from TABLE_SCHEMA', () => {
+    const indexes = TABLE_SCHEMA.globalSecondaryIndexes;
+    sfTemplate.resourceCountIs('AWS::DynamoDB::GlobalTable', 1);
+    sfTemplate.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [
+          { AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE_SCHEMA.sortKey, KeyType: 'RANGE' },
+        ],
+        AttributeDefinitions: Match.arrayWith(
+          [TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, ...indexes.flatMap((i) => [i.partitionKey, i.sortKey])].map(
+            (name) => ({ AttributeName: name, AttributeType: 'S' }),
+          ),
+        ),
+        GlobalSecondaryIndexes: indexes.map((i) => ({
+          IndexName: i.indexName,
+          KeySchema: [
+            { AttributeName: i.partitionKey, KeyType: 'HASH' },
+            { AttributeName: i.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        })),
+        TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.ttlAttribute, Enabled: true },
+        SSESpecification: { SSEEnabled: true },
+        Replicas: [
+          Match.objectLike({
+            DeletionProtectionEnabled: true,
+            PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          }),
+        ],
+      },
+    });
+  });
+
+  it('has three private, encrypted, TLS-only buckets', () => {
+    sfTemplate.resourceCountIs('AWS::S3::Bucket', 3);
+    for (const bucket of [stateful.dataBucket, stateful.uploadsBucket, stateful.artifactsBucket]) {
+      const id = logicalId(bucket);
+      const resource = sfTemplate.toJSON().Resources[id];
+      expect(resource.Properties).toMatchObject({
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+      });
+      sfTemplate.hasResourceProperties('AWS::S3::BucketPolicy', {
+        Bucket: { Ref: id },
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('versions and retains the data bucket; expires uploads and artifacts', () => {
+    const resources = sfTemplate.toJSON().Resources;
+    const data = resources[logicalId(stateful.dataBucket)];
+    expect(data.DeletionPolicy).toBe('Retain');
+    expect(data.Properties.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+
+    const uploadRules = resources[logicalId(stateful.uploadsBucket)].Properties.LifecycleConfiguration.Rules;
+    expect(uploadRules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ ExpirationInDays: 7, Status: 'Enabled' }),
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+      ]),
+    );
+    const artifactRules = resources[logicalId(stateful.artifactsBucket)].Properties.LifecycleConfiguration.Rules;
+    expect(artifactRules).toEqual(expect.arrayContaining([expect.objectContaining({ ExpirationInDays: 30 })]));
+  });
+
+  it('needs no custom resources (nothing to run at deploy time)', () => {
+    expect(Object.values(sfTemplate.toJSON().Resources).filter((r: any) => r.Type.startsWith('Custom::'))).toEqual([]);
+    sfTemplate.resourceCountIs('AWS::Lambda::Function', 0);
+  });
+});
+
+describe('bind helpers', () => {
+  // Covers the 'R' bucket path that FAMILIES may not use yet; a plain function needs no bundling.
+  it("grants read-only access for 'R' and read-write with delete for 'RW'", () => {
+    const stack = new Stack(new App(), 'BindTest');
+    const table = new TableV2(stack, 'T', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
+    const bucket = new Bucket(stack, 'B');
+    const make = (id: string) =>
+      new LambdaFunction(stack, id, { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('exports.handler = async () => {};') });
+    const reader = make('Reader');
+    const writer = make('Writer');
+    bindTable(reader, table, 'R');
+    bindBucket(reader, bucket, ENV.dataBucketName, 'R');
+    bindTable(writer, table, 'RW');
+    bindBucket(writer, bucket, ENV.dataBucketName, 'RW');
+
+    const template = Template.fromStack(stack);
+    const resources = template.toJSON().Resources as Record<string, Resource>;
+    const actionsOf = (fn: LambdaFunction) => {
+      const roleId = logicalId(fn.role!);
+      return Object.values(resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === roleId))
+        .flatMap((r) => (r.Properties.PolicyDocument.Statement as Statement[]).flatMap((s) => asArray(s.Action)));
+    };
+    const read = actionsOf(reader);
+    expect(read).toEqual(expect.arrayContaining(['dynamodb:GetItem', 's3:GetObject*']));
+    for (const a of ['dynamodb:PutItem', 'dynamodb:DeleteItem', 's3:PutObject', 's3:DeleteObject*']) expect(read).not.toContain(a);
+    expect(actionsOf(writer)).toEqual(expect.arrayContaining(['dynamodb:PutItem', 's3:PutObject', 's3:DeleteObject*']));
+
+    for (const fn of [reader, writer]) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Role: { 'Fn::GetAtt': [logicalId(fn.role!), 'Arn'] },
+        Environment: { Variables: { [ENV.tableName]: Match.anyValue(), [ENV.dataBucketName]: Match.anyValue() } },
+      });
+    }
+  });
+});
