@@ -52,7 +52,9 @@ export function createNodeServer(handlers: Record<Family, FamilyHandler>, option
       }
       const body = await readBody(req);
       if (body === null) {
-        return await send(res, jsonResponse(413, { message: `The request body is larger than ${MAX_JSON_BODY_BYTES} bytes.` }), false);
+        // The unread rest of the body makes the connection unusable: close it after answering.
+        const tooLarge = jsonResponse(413, { message: `The request body is larger than ${MAX_JSON_BODY_BYTES} bytes.` }, { connection: 'close' });
+        return await send(res, tooLarge, false);
       }
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;

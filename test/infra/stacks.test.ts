@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, CfnElement, Stack } from 'aws-cdk-lib';
@@ -7,7 +7,7 @@ import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambd
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { TableV2, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
 import type { IConstruct } from 'constructs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
 import { ENV } from '../../functions/env-names.js';
 import { FAMILIES, ROUTES, routeKey, type Access, type Family, type FamilySpec } from '../../functions/http/route-table.js';
@@ -88,6 +88,11 @@ beforeAll(() => {
   slResources = slTemplate.toJSON().Resources;
   assemblyDir = app.outdir;
 }, 120_000);
+
+// The app synthesized into a fresh temp dir (bundles included); don't leave it behind.
+afterAll(() => {
+  if (assemblyDir) rmSync(assemblyDir, { recursive: true, force: true });
+});
 
 describe('stateless stack: functions', () => {
   it('has exactly one function per family: nodejs22.x, arm64, traced, sized from FAMILIES', () => {
