@@ -44,6 +44,14 @@ let slTemplate: Template;
 let slResources: Record<string, Resource>;
 let assemblyDir: string;
 
+/** Every app synthesizes into a fresh temp dir (bundles included); afterAll removes them. */
+const outdirs: string[] = [];
+function newApp(context: Record<string, unknown> = {}): App {
+  const app = new App({ context });
+  outdirs.push(app.outdir);
+  return app;
+}
+
 const logicalId = (c: IConstruct): string => {
   const el = c.node.defaultChild as CfnElement;
   return Stack.of(c).getLogicalId(el);
@@ -75,7 +83,7 @@ beforeAll(() => {
   process.env.CDK_DOCKER = '/bin/false';
   // Synthesize with the context the CLI uses: cdk.json, plus asset metadata (to find the bundles).
   const { context } = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8'));
-  const app = new App({ context: { ...context, 'aws:cdk:enable-asset-metadata': true } });
+  const app = newApp({ ...context, 'aws:cdk:enable-asset-metadata': true });
   stateful = new StatefulStack(app, 'LinkedDataPlatform-Stateful');
   stateless = new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
     table: stateful.table,
@@ -89,9 +97,8 @@ beforeAll(() => {
   assemblyDir = app.outdir;
 }, 120_000);
 
-// The app synthesized into a fresh temp dir (bundles included); don't leave it behind.
 afterAll(() => {
-  if (assemblyDir) rmSync(assemblyDir, { recursive: true, force: true });
+  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('stateless stack: functions', () => {
@@ -342,7 +349,7 @@ describe('stateful stack', () => {
 describe('bind helpers', () => {
   // Covers the 'R' bucket path that FAMILIES may not use yet; a plain function needs no bundling.
   it("grants read-only access for 'R' and read-write with delete for 'RW'", () => {
-    const stack = new Stack(new App(), 'BindTest');
+    const stack = new Stack(newApp(), 'BindTest');
     const table = new TableV2(stack, 'T', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
     const bucket = new Bucket(stack, 'B');
     const make = (id: string) =>
