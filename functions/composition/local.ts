@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
+import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { settingsFromEnv } from '../config.js';
@@ -176,7 +177,8 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     await ensureTable(client, LOCAL_TABLE_NAME);
     const settings = { ...settingsFromEnv(options.env ?? process.env), ...options.settings };
     const services = createServices({
-      store: new DynamoDbMetadataStore(documentClient(client), LOCAL_TABLE_NAME),
+      // This process is the only writer of its LevelDB, so an exact in-memory read cache is safe.
+      store: cachedMetadataStore(new DynamoDbMetadataStore(documentClient(client), LOCAL_TABLE_NAME)),
       clock: systemClock,
       ids: randomIds,
       passwords: scryptPasswordHasher,

@@ -27,17 +27,23 @@ const sameString = (a: string, b: string): boolean => {
 
 /** Authentication: API tokens (JWT + revocable record) and console sessions (cookie + CSRF token). */
 export class AuthService {
-  private secret?: Promise<string>;
+  private secret?: string;
 
   constructor(private readonly platform: Platform) {}
 
-  /** The instance signing secret, created on first use and cached for the life of the process. */
-  private instanceSecret(): Promise<string> {
-    this.secret ??= this.platform.store.ensureInstanceSecret(this.platform.ids.randomToken(32)).catch((e) => {
-      this.secret = undefined;
-      throw e;
-    });
+  /** The signing secret for issuing: created on first use, then kept for the life of the process. */
+  private async issuingSecret(): Promise<string> {
+    this.secret ??= await this.platform.store.ensureInstanceSecret(this.platform.ids.randomToken(32));
     return this.secret;
+  }
+
+  /**
+   * The secret for verifying: read only, so read-only functions can authenticate. None yet means
+   * no token was ever issued, so none can be valid.
+   */
+  private async verifyingSecret(): Promise<string | null> {
+    this.secret ??= (await this.platform.store.getInstanceSecret()) ?? undefined;
+    return this.secret ?? null;
   }
 
   /** The caller behind the request's credentials; null when it sent none. Bad credentials are a 401. */
@@ -52,7 +58,8 @@ export class AuthService {
     const invalid = () => new UnauthenticatedError('Unauthorized. The API token is invalid or has been revoked.');
     const token = BEARER.exec(header)?.[1];
     if (!token) throw new UnauthenticatedError('Unauthorized. Send the API token as "Authorization: Bearer <token>".');
-    const claims = await this.platform.tokens.verify(token, await this.instanceSecret());
+    const secret = await this.verifyingSecret();
+    const claims = secret ? await this.platform.tokens.verify(token, secret) : null;
     if (!claims) throw invalid();
     const record = await this.platform.store.getToken(claims.sub, claims.jti);
     if (!record || !sameString(record.tokenHash, this.platform.tokens.digest(token))) throw invalid();
@@ -128,7 +135,7 @@ export class AuthService {
     apiUrl: string,
   ): Promise<{ record: TokenRecord; token: string }> {
     const tokenId = this.platform.ids.newId();
-    const token = await this.platform.tokens.sign({ iss: apiUrl, sub: account.uid, jti: tokenId }, await this.instanceSecret());
+    const token = await this.platform.tokens.sign({ iss: apiUrl, sub: account.uid, jti: tokenId }, await this.issuingSecret());
     const record: TokenRecord = {
       uid: account.uid,
       tokenId,

@@ -26,6 +26,8 @@ export interface ListRequest {
  * `ConflictError`; a failed condition on update throws a `ConflictError` too.
  */
 export interface MetadataStore {
+  /** The instance secret, or null before the first token was ever issued. Read-only. */
+  getInstanceSecret(): Promise<string | null>;
   /** Returns the instance secret, storing `candidate` if none exists yet (first writer wins). */
   ensureInstanceSecret(candidate: string): Promise<string>;
 

@@ -61,7 +61,7 @@ export class TestPlatform {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(`${this.url}${path}`, { method, headers, body, redirect: 'manual' });
+    const response = await fetch(`${this.url}${path}`, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
     const text = await response.text();
     let parsed: unknown = text;
     if ((response.headers.get('content-type') ?? '').startsWith('application/json') && text) parsed = JSON.parse(text);

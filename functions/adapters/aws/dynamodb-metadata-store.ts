@@ -113,9 +113,13 @@ export class DynamoDbMetadataStore implements MetadataStore {
     return all;
   }
 
+  async getInstanceSecret(): Promise<string | null> {
+    return (await this.get<{ secret: string }>(K.instance))?.secret ?? null;
+  }
+
   async ensureInstanceSecret(candidate: string): Promise<string> {
-    const existing = await this.get<{ secret: string }>(K.instance);
-    if (existing) return existing.secret;
+    const existing = await this.getInstanceSecret();
+    if (existing) return existing;
     try {
       await this.putNew({ ...K.instance, secret: candidate }, 'instance secret exists');
       return candidate;

@@ -1,0 +1,38 @@
+/**
+ * `npm run bench`: starts the embedded platform in its own process (as `npm start` does) and
+ * measures request latency from this process over loopback. Prints figures; asserts nothing.
+ */
+import { startPlatformProcess } from './embedded-server.js';
+import { formatLoad, load, rssMiB } from './load.js';
+
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
+const CONCURRENCY = 16;
+
+const platform = await startPlatformProcess();
+try {
+  const auth = { authorization: `Bearer ${platform.adminToken}`, 'content-type': 'application/json' };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${platform.url}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  await post('/accounts', { type: 'org', accountName: 'bench' });
+  await post('/datasets/bench', { name: 'public-data', accessLevel: 'public' });
+  await post('/datasets/bench', { name: 'private-data', accessLevel: 'private' });
+
+  console.log(`# GET /datasets/{account}/{dataset} on the embedded platform (${platform.url})`);
+  // Warm-up: JIT, connection pool, LevelDB caches.
+  await load(`${platform.url}/datasets/bench/public-data`, { requests: 500, concurrency: CONCURRENCY });
+  const anonymous = await load(`${platform.url}/datasets/bench/public-data`, { requests: REQUESTS, concurrency: CONCURRENCY });
+  console.log(formatLoad('public dataset, anonymous', anonymous));
+  const withToken = await load(`${platform.url}/datasets/bench/private-data`, {
+    requests: REQUESTS,
+    concurrency: CONCURRENCY,
+    headers: { authorization: auth.authorization },
+  });
+  console.log(formatLoad('private dataset, API token', withToken));
+  const rss = await rssMiB(platform.pid);
+  if (rss !== undefined) console.log(`platform resident memory after the runs: ${rss.toFixed(0)} MiB`);
+} finally {
+  await platform.stop();
+}
