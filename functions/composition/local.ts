@@ -6,12 +6,11 @@ import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
 import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js';
+import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { settingsFromEnv } from '../config.js';
-import { assertPassword } from '../domain/account-service.js';
 import type { PlatformSettings } from '../domain/platform.js';
-import { assertAccountName } from '../domain/names.js';
 import { HANDLER_MODULES } from '../handlers/index.js';
 import type { FamilyHandler, Services } from '../http/api.js';
 import { createNodeServer } from '../http/node-server.js';
@@ -65,7 +64,7 @@ async function waitUntilActive(client: DynamoDBClient, tableName: string): Promi
 }
 
 /** Creates the single table in dynalite from the shared schema, once. */
-async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
     return waitUntilActive(client, tableName);
@@ -116,32 +115,16 @@ async function bootstrapAdministrator(
   accountName: string,
   password: string | undefined,
 ): Promise<{ tokenFile: string; passwordFile?: string }> {
-  const { store } = services.platform;
-  assertAccountName(accountName, 'ADMIN_ACCOUNT');
   const tokenFile = join(dataDir, ADMIN_TOKEN_FILE);
+  const chosen = password ?? services.platform.ids.randomToken(18);
+  const { account: admin, created } = await services.accounts.ensureAdministrator(accountName, chosen);
   let passwordFile: string | undefined;
-  let admin = await store.getAccountByName(accountName);
-  if (!admin) {
-    const chosen = password ?? services.platform.ids.randomToken(18);
-    if (password !== undefined) assertPassword(password);
-    else {
-      passwordFile = join(dataDir, ADMIN_PASSWORD_FILE);
-      await writeSecretFile(passwordFile, chosen);
-    }
-    const now = services.platform.clock.now().toISOString();
-    admin = {
-      uid: services.platform.ids.newId(),
-      type: 'user',
-      accountName,
-      description: 'Instance administrator',
-      createdAt: now,
-      updatedAt: now,
-      passwordHash: await services.platform.passwords.hash(chosen),
-      isAdmin: true,
-    };
-    await store.createAccount(admin);
-  } else if (!admin.isAdmin) {
-    throw new Error(`ADMIN_ACCOUNT "${accountName}" exists but is not an administrator; choose another name.`);
+  if (created && password === undefined) {
+    passwordFile = join(dataDir, ADMIN_PASSWORD_FILE);
+    await writeSecretFile(passwordFile, chosen);
+  } else if (!created && password === undefined) {
+    const existingFile = join(dataDir, ADMIN_PASSWORD_FILE);
+    passwordFile = await readFile(existingFile).then(() => existingFile, () => undefined);
   }
   const existing = await readFile(tokenFile, 'utf8').then((t) => t.trim(), () => '');
   if (existing) {
@@ -179,6 +162,11 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const services = createServices({
       // This process is the only writer of its LevelDB, so an exact in-memory read cache is safe.
       store: cachedMetadataStore(new DynamoDbMetadataStore(documentClient(client), LOCAL_TABLE_NAME)),
+      blobs: {
+        data: new FsBlobStore(join(options.dataDir, 'blobs', 'data')),
+        uploads: new FsBlobStore(join(options.dataDir, 'blobs', 'uploads')),
+        artifacts: new FsBlobStore(join(options.dataDir, 'blobs', 'artifacts')),
+      },
       clock: systemClock,
       ids: randomIds,
       passwords: scryptPasswordHasher,

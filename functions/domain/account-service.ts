@@ -65,6 +65,33 @@ export class AccountService {
     return (await this.platform.store.getAccount(account.parentUid))?.accountName;
   }
 
+  /**
+   * Bootstrap: creates the instance administrator when it does not exist yet. There is no caller
+   * here; only start-up code and the operator CLI call this.
+   */
+  async ensureAdministrator(accountName: string, password: string): Promise<{ account: AccountRecord; created: boolean }> {
+    assertAccountName(accountName, 'administrator account name');
+    const existing = await this.platform.store.getAccountByName(accountName);
+    if (existing) {
+      if (!existing.isAdmin) throw new ConflictError(`Account "${accountName}" exists but is not an administrator; choose another name.`);
+      return { account: existing, created: false };
+    }
+    assertPassword(password);
+    const now = this.now();
+    const account: AccountRecord = {
+      uid: this.platform.ids.newId(),
+      type: 'user',
+      accountName,
+      description: 'Instance administrator',
+      createdAt: now,
+      updatedAt: now,
+      passwordHash: await this.platform.passwords.hash(password),
+      isAdmin: true,
+    };
+    await this.platform.store.createAccount(account);
+    return { account, created: true };
+  }
+
   /** Administrators create users; any signed-in account creates organisations and owns them. */
   async create(caller: Caller | null, input: NewAccountInput): Promise<AccountRecord> {
     const signedIn = this.access.requireSignedIn(caller, 'create an account');

@@ -1,3 +1,4 @@
+import type { BlobStore } from '../ports/blob-store.js';
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Clock, Ids, PasswordHasher, TokenCodec } from '../ports/platform.js';
 
@@ -12,8 +13,16 @@ export interface PlatformSettings {
 }
 
 /** The ports every use case may use, wired once by `functions/composition/{aws,local}.ts`. */
+/** The three buckets: graphs and assets, temporary uploads, flow artifacts and large exports. */
+export interface Blobs {
+  data: BlobStore;
+  uploads: BlobStore;
+  artifacts: BlobStore;
+}
+
 export interface Platform {
   store: MetadataStore;
+  blobs: Blobs;
   clock: Clock;
   ids: Ids;
   passwords: PasswordHasher;

@@ -156,7 +156,13 @@ export class S3BlobStore implements BlobStore {
         const partNumber = parts.length + 1;
         if (partNumber > MAX_PARTS) throw new Error(`Blob ${key} needs more than ${MAX_PARTS} parts`);
         const out = await this.client.send(
-          new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: part }),
+          new UploadPartCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: uploadId,
+            PartNumber: partNumber,
+            Body: part,
+          }),
         );
         parts.push({ PartNumber: partNumber, ETag: out.ETag });
         size += part.byteLength;

@@ -1,0 +1,124 @@
+/**
+ * The Lambda entry modules the stack deploys, invoked with API Gateway (HTTP API v2) events and
+ * wired by the AWS composition root from environment variables only, against dynalite speaking
+ * the DynamoDB wire protocol.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import dynalite from 'dynalite';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTable } from '../../functions/composition/local.js';
+import { ENV } from '../../functions/env-names.js';
+import { ROUTES, routeKey } from '../../functions/http/route-table.js';
+
+let server: Server;
+let client: DynamoDBClient;
+
+beforeAll(async () => {
+  server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  Object.assign(process.env, {
+    [ENV.tableName]: 'platform-lambda-test',
+    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+  });
+  client = new DynamoDBClient({});
+  await ensureTable(client, 'platform-lambda-test');
+});
+
+afterAll(async () => {
+  client?.destroy();
+  await new Promise((r) => server?.close(r));
+});
+
+function event(method: string, path: string, options: { body?: unknown; token?: string; query?: string } = {}): APIGatewayProxyEventV2 {
+  const route = ROUTES.find((r) => {
+    if (r.method !== method) return false;
+    const pattern = new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`);
+    return pattern.test(path);
+  });
+  if (!route) throw new Error(`no route for ${method} ${path}`);
+  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const values = new RegExp(`^${route.path.replace(/\{\w+\}/g, '([^/]+)')}$`).exec(path)!.slice(1);
+  return {
+    version: '2.0',
+    routeKey: routeKey(route),
+    rawPath: path,
+    rawQueryString: options.query ?? '',
+    headers: {
+      host: 'api.example.org',
+      'x-forwarded-proto': 'https',
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    pathParameters: Object.fromEntries(names.map((n, i) => [n, values[i]!])),
+    requestContext: {
+      accountId: '123',
+      apiId: 'api',
+      domainName: 'api.example.org',
+      domainPrefix: 'api',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+      requestId: 'id',
+      routeKey: routeKey(route),
+      stage: '$default',
+      time: '',
+      timeEpoch: 0,
+    },
+    body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
+    isBase64Encoded: false,
+  };
+}
+
+const context = { getRemainingTimeInMillis: () => 30_000 } as Context;
+
+async function invoke(family: string, e: APIGatewayProxyEventV2) {
+  const module = await import(`../../functions/handlers/${family}.ts`);
+  const result = (await module.handler(e, context)) as APIGatewayProxyStructuredResultV2;
+  return { ...result, json: result.body ? JSON.parse(result.body) : undefined };
+}
+
+describe('Lambda handlers', () => {
+  it('info answers with the API URL of the request', async () => {
+    const res = await invoke('info', event('GET', '/info'));
+    expect(res.statusCode).toBe(200);
+    expect(res.json.apiUrl).toBe('https://api.example.org');
+  });
+
+  it('a read-only family answers 401, not 500, to a token sent before any token was issued', async () => {
+    const res = await invoke('info', event('GET', '/info', { token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4IiwianRpIjoieSJ9.c2ln' }));
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('accounts, auth and datasets work end to end through their own functions', async () => {
+    // Seed the administrator the way bin/cli.ts does on a fresh deployment.
+    const { awsServices } = await import('../../functions/composition/aws.js');
+    const services = await awsServices();
+    const { account: admin } = await services.accounts.ensureAdministrator('ops', 'ops-password-123');
+    const { token } = await services.auth.issueToken(admin, { description: 'lambda', readOnly: false }, 'https://api.example.org');
+
+    const me = await invoke('auth', event('GET', '/me', { token }));
+    expect(me.statusCode).toBe(200);
+    expect(me.json.accountName).toBe('ops');
+
+    const created = await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'lambda-data', accessLevel: 'private' } }));
+    expect(created.statusCode).toBe(201);
+    expect((await invoke('datasets', event('GET', '/datasets/ops/lambda-data'))).statusCode).toBe(404);
+    const read = await invoke('datasets', event('GET', '/datasets/ops/lambda-data', { token }));
+    expect(read.statusCode).toBe(200);
+    expect(read.headers?.['content-type']).toMatch(/^application\/json/);
+
+    const login = await invoke('auth', event('POST', '/login', { body: { accountName: 'ops', password: 'ops-password-123' } }));
+    expect(login.statusCode).toBe(200);
+    expect(login.cookies?.some((c) => c.startsWith('ldp_session=') && c.includes('Secure'))).toBe(true);
+  });
+
+  it('refuses an event routed to the wrong function', async () => {
+    const res = await invoke('info', event('GET', '/me'));
+    expect(res.statusCode).toBe(404);
+  });
+});
