@@ -11,6 +11,7 @@ export const ENV = {
   consoleUrl: 'CONSOLE_URL',
   enabledServices: 'ENABLED_SERVICES',
   flowsEnabled: 'FLOWS_ENABLED',
+  importWorkerFunctionName: 'IMPORT_WORKER_FUNCTION_NAME',
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

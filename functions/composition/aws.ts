@@ -2,6 +2,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
+import { fetchUrl } from '../adapters/common/fetch-url.js';
+import type { ResumableUploads, TaskQueue } from '../ports/platform.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
 import { requiredEnv, settingsFromEnv } from '../config.js';
@@ -30,6 +34,30 @@ function bucketStores(s3: () => S3Client): Blobs {
   return { data: store(ENV.dataBucketName), uploads: store(ENV.uploadsBucketName), artifacts: store(ENV.artifactsBucketName) };
 }
 
+/** Only the imports family starts background work; elsewhere a task is a programming error. */
+function taskQueue(): TaskQueue {
+  const worker = process.env[ENV.importWorkerFunctionName];
+  if (worker) return new LambdaTaskQueue(new LambdaClient({}), worker);
+  return {
+    enqueueImport: async () => {
+      throw new Error(`${ENV.importWorkerFunctionName} is not set: this function cannot start imports`);
+    },
+  };
+}
+
+/**
+ * Resumable (tus) uploads are not wired to S3 yet: on AWS, files go through the simple upload
+ * route (under 5 MB) or URL imports. Answer so clients know what to use instead.
+ */
+const uploadsNotAvailable: ResumableUploads = {
+  async handle() {
+    return new Response(
+      JSON.stringify({ message: 'Resumable uploads are not available on this deployment yet; upload files under 5 MB with a multipart POST to .../jobs, or import from a URL.' }),
+      { status: 501, headers: { 'content-type': 'application/json; charset=utf-8' } },
+    );
+  },
+};
+
 let services: Promise<Services> | undefined;
 
 /**
@@ -43,6 +71,9 @@ export function awsServices(): Promise<Services> {
     return createServices({
       store: new DynamoDbMetadataStore(db, requiredEnv(ENV.tableName)),
       blobs: bucketStores(() => (s3 ??= new S3Client({}))),
+      tasks: taskQueue(),
+      fetcher: fetchUrl,
+      uploads: uploadsNotAvailable,
       clock: systemClock,
       ids: randomIds,
       passwords: scryptPasswordHasher,

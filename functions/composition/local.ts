@@ -7,6 +7,9 @@ import type { Server } from 'node:http';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
 import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js';
 import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
+import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
+import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
+import { fetchUrl } from '../adapters/common/fetch-url.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { settingsFromEnv } from '../config.js';
@@ -21,6 +24,8 @@ import { createServices } from './services.js';
 export const LOCAL_TABLE_NAME = 'platform';
 export const ADMIN_TOKEN_FILE = 'admin-token';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
+/** Largest resumable upload (imports and assets). */
+export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024 * 1024;
 
 export interface EmbeddedOptions {
   dataDir: string;
@@ -159,20 +164,27 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
   try {
     await ensureTable(client, LOCAL_TABLE_NAME);
     const settings = { ...settingsFromEnv(options.env ?? process.env), ...options.settings };
+    const blobsDir = join(options.dataDir, 'blobs');
+    const tasks = new InProcessTaskQueue();
     const services = createServices({
       // This process is the only writer of its LevelDB, so an exact in-memory read cache is safe.
       store: cachedMetadataStore(new DynamoDbMetadataStore(documentClient(client), LOCAL_TABLE_NAME)),
       blobs: {
-        data: new FsBlobStore(join(options.dataDir, 'blobs', 'data')),
-        uploads: new FsBlobStore(join(options.dataDir, 'blobs', 'uploads')),
-        artifacts: new FsBlobStore(join(options.dataDir, 'blobs', 'artifacts')),
+        data: new FsBlobStore(join(blobsDir, 'data')),
+        uploads: new FsBlobStore(join(blobsDir, 'uploads')),
+        artifacts: new FsBlobStore(join(blobsDir, 'artifacts')),
       },
+      tasks,
+      fetcher: fetchUrl,
+      // tus keeps its files inside the uploads store, so imports read them as ordinary blobs.
+      uploads: new TusUploads(join(blobsDir, 'uploads', TUS_PREFIX), { maxSize: MAX_UPLOAD_BYTES }),
       clock: systemClock,
       ids: randomIds,
       passwords: scryptPasswordHasher,
       tokens: joseTokenCodec,
       settings,
     });
+    tasks.bind((datasetId, jobId) => services.imports.run(datasetId, jobId));
     const handlers = Object.fromEntries(
       (Object.keys(FAMILIES) as Family[]).map((f) => [f, HANDLER_MODULES[f].mount(services)]),
     ) as Record<Family, FamilyHandler>;
@@ -194,6 +206,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       adminPasswordFile: admin.passwordFile,
       async close() {
         await closeServer(runningServer);
+        await tasks.drain();
         client.destroy();
         await closeServer(dynamo);
       },

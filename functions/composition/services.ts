@@ -2,6 +2,10 @@ import { AccessService } from '../domain/access-service.js';
 import { AccountService } from '../domain/account-service.js';
 import { AuthService } from '../domain/auth-service.js';
 import { DatasetService } from '../domain/dataset-service.js';
+import { ExportService } from '../domain/export-service.js';
+import { GraphCatalog } from '../domain/graph-catalog.js';
+import { GraphService } from '../domain/graph-service.js';
+import { ImportService } from '../domain/import-service.js';
 import type { Platform } from '../domain/platform.js';
 import type { Services } from '../http/api.js';
 import type { ErrorLogger } from '../http/errors.js';
@@ -10,12 +14,16 @@ import type { ErrorLogger } from '../http/errors.js';
 export function createServices(platform: Platform, logger: ErrorLogger = console): Services {
   const access = new AccessService(platform);
   const auth = new AuthService(platform);
+  const catalog = new GraphCatalog(platform);
   return {
     platform,
     access,
     auth,
     accounts: new AccountService(platform, access, auth),
     datasets: new DatasetService(platform, access),
+    imports: new ImportService(platform, access, catalog),
+    graphs: new GraphService(access, catalog),
+    exports: new ExportService(access, catalog),
     logger,
   };
 }

@@ -42,6 +42,9 @@ export interface DatasetRecord {
   statements: number;
   serviceCount: number;
   assetCount: number;
+  /** Blob key of the current graph manifest (see graphs.ts); absent while the dataset has no graphs. */
+  graphsManifest?: string;
+  lastGraphsUpdateTime?: string;
   /** Incremented on every write; writes are conditional on it so concurrent changes never interleave. */
   revision: number;
 }
@@ -60,6 +63,7 @@ export const datasetView = (d: DatasetRecord, owner: AccountRecord): Record<stri
   statements: d.statements,
   serviceCount: d.serviceCount,
   assetCount: d.assetCount,
+  lastGraphsUpdateTime: d.lastGraphsUpdateTime,
   tags: d.tags,
   topics: [],
   prefixes: d.prefixes.map((p) => ({ ...p, scope: 'local' })),

@@ -1,6 +1,6 @@
 import type { BlobStore } from '../ports/blob-store.js';
 import type { MetadataStore } from '../ports/metadata-store.js';
-import type { Clock, Ids, PasswordHasher, TokenCodec } from '../ports/platform.js';
+import type { Clock, Ids, PasswordHasher, ResumableUploads, TaskQueue, TokenCodec, UrlFetcher } from '../ports/platform.js';
 
 /** Instance settings the domain needs; read from the environment by the composition root. */
 export interface PlatformSettings {
@@ -27,5 +27,8 @@ export interface Platform {
   ids: Ids;
   passwords: PasswordHasher;
   tokens: TokenCodec;
+  tasks: TaskQueue;
+  fetcher: UrlFetcher;
+  uploads: ResumableUploads;
   settings: PlatformSettings;
 }

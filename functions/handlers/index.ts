@@ -3,6 +3,9 @@ import type { Family } from '../http/route-table.js';
 import * as accounts from './accounts.js';
 import * as auth from './auth.js';
 import * as datasets from './datasets.js';
+import * as exports from './exports.js';
+import * as graphs from './graphs.js';
+import * as imports from './imports.js';
 import * as info from './info.js';
 
 /** Every family's handler module, for the embedded server to mount (Lambda loads each on its own). */
@@ -11,4 +14,7 @@ export const HANDLER_MODULES: Record<Family, { mount(services: Services): Family
   auth,
   accounts,
   datasets,
+  imports,
+  graphs,
+  exports,
 };

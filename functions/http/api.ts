@@ -3,6 +3,9 @@ import type { AccountService } from '../domain/account-service.js';
 import { CSRF_HEADER, type AuthService } from '../domain/auth-service.js';
 import type { Caller } from '../domain/caller.js';
 import type { DatasetService } from '../domain/dataset-service.js';
+import type { ExportService } from '../domain/export-service.js';
+import type { GraphService } from '../domain/graph-service.js';
+import type { ImportService } from '../domain/import-service.js';
 import { ValidationError } from '../domain/errors.js';
 import type { Platform } from '../domain/platform.js';
 import { errorResponse, type ErrorLogger } from './errors.js';
@@ -17,6 +20,9 @@ export interface Services {
   auth: AuthService;
   accounts: AccountService;
   datasets: DatasetService;
+  imports: ImportService;
+  graphs: GraphService;
+  exports: ExportService;
   logger: ErrorLogger;
 }
 

@@ -3,6 +3,9 @@ import type { Family } from './route-table.js';
 import { accountOperations } from './routes/accounts.js';
 import { authOperations } from './routes/auth.js';
 import { datasetOperations } from './routes/datasets.js';
+import { exportOperations } from './routes/exports.js';
+import { graphOperations } from './routes/graphs.js';
+import { importOperations } from './routes/imports.js';
 import { infoOperations } from './routes/info.js';
 
 /** The operations each family's function serves; the route table names them. */
@@ -11,4 +14,7 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   auth: authOperations,
   accounts: accountOperations,
   datasets: datasetOperations,
+  imports: importOperations,
+  graphs: graphOperations,
+  exports: exportOperations,
 };

@@ -75,7 +75,9 @@ export function lambdaHandler(family: Family, buildServices: () => Promise<Servi
       return toApiGateway(jsonResponse(404, { message: `No route ${event.routeKey} in this function.` }));
     }
     try {
-      return await toApiGateway(await (await handler)(route, event.pathParameters as Record<string, string> ?? {}, fromApiGateway(event)));
+      const request = fromApiGateway(event);
+    if (route.stream) request.stream = Readable.from([request.body]);
+    return await toApiGateway(await (await handler)(route, (event.pathParameters as Record<string, string>) ?? {}, request));
     } catch (error) {
       handler = undefined;
       return toApiGateway(errorResponse(error, console));

@@ -50,7 +50,7 @@ export function createNodeServer(handlers: Record<Family, FamilyHandler>, option
           false,
         );
       }
-      const body = await readBody(req);
+      const body = match.route.stream ? Buffer.alloc(0) : await readBody(req);
       if (body === null) {
         // The unread rest of the body makes the connection unusable: close it after answering.
         const tooLarge = jsonResponse(413, { message: `The request body is larger than ${MAX_JSON_BODY_BYTES} bytes.` }, { connection: 'close' });
@@ -64,10 +64,13 @@ export function createNodeServer(handlers: Record<Family, FamilyHandler>, option
         headers,
         query: url.searchParams,
         body,
+        stream: match.route.stream ? req : undefined,
         origin: options.origin ?? `http://${req.headers.host ?? '127.0.0.1'}`,
         sourceIp: req.socket.remoteAddress,
       };
       const response = await handlers[match.route.family](match.route, match.params, request);
+      // A streamed body the operation did not read (a refusal) leaves the connection unusable.
+      if (match.route.stream && !req.readableEnded) response.headers = { ...response.headers, connection: 'close' };
       await send(res, response, method === 'HEAD');
     } catch (error) {
       console.error('request failed', { method, path: url.pathname, error: (error as Error).stack });

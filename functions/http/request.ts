@@ -37,6 +37,11 @@ export function parseJsonBody<S extends z.ZodType>(req: HttpRequest, schema: S):
       throw new ValidationError(`The body is not valid JSON: ${(e as Error).message}`);
     }
   }
+  return validate(schema, value);
+}
+
+/** Validates a value against `schema`; failures become a 400 naming each field and what to fix. */
+export function validate<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const details = parsed.error.issues

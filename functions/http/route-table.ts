@@ -1,3 +1,5 @@
+import { ENV, type EnvName } from '../env-names.js';
+
 /**
  * The one route table of the platform. Pure data: the CDK stateless stack creates an API Gateway
  * route per entry, wired to the Lambda function of the entry's family; the embedded server matches
@@ -25,6 +27,9 @@ export const FAMILIES = {
   auth: { grants: { table: 'RW' }, memoryMb: 512, timeoutSeconds: 10 },
   accounts: { grants: { table: 'RW' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
+  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' }, memoryMb: 2048, timeoutSeconds: 30 },
+  graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
+  exports: { grants: { table: 'R', dataBucket: 'R' }, memoryMb: 1024, timeoutSeconds: 30 },
 } as const satisfies Record<string, FamilySpec>;
 
 export type Family = keyof typeof FAMILIES;
@@ -35,14 +40,22 @@ export interface RouteSpec {
   path: string;
   family: Family;
   operation: string;
+  /** The body is streamed to the operation instead of buffered (uploads). */
+  stream?: boolean;
 }
 
-const route = (method: HttpMethod, path: string, family: Family, operation: string): RouteSpec => ({
+const route = (method: HttpMethod, path: string, family: Family, operation: string, options: { stream?: boolean } = {}): RouteSpec => ({
   method,
   path,
   family,
   operation,
+  ...options,
 });
+
+const DS = '/datasets/{account}/{dataset}';
+
+/** `download`, then `download.<ext>` and `download.<ext>.gz` for every export format (API Gateway has no partial-segment parameters). */
+const DOWNLOAD_FILES = ['download', ...['trig', 'nt', 'nq', 'ttl', 'jsonld'].flatMap((ext) => [`download.${ext}`, `download.${ext}.gz`])];
 
 export const ROUTES: readonly RouteSpec[] = [
   route('GET', '/info', 'info', 'getInfo'),
@@ -80,9 +93,54 @@ export const ROUTES: readonly RouteSpec[] = [
   route('GET', '/datasets/{account}/{dataset}/prefixes', 'datasets', 'getPrefixes'),
   route('PATCH', '/datasets/{account}/{dataset}/prefixes', 'datasets', 'updatePrefixes'),
   route('DELETE', '/datasets/{account}/{dataset}/prefixes/{prefix}', 'datasets', 'deletePrefix'),
+
+  route('POST', `${DS}/jobs`, 'imports', 'createJob', { stream: true }),
+  route('GET', `${DS}/jobs`, 'imports', 'listJobs'),
+  route('GET', `${DS}/jobs/{jobId}`, 'imports', 'getJob'),
+  route('DELETE', `${DS}/jobs/{jobId}`, 'imports', 'cancelJob'),
+  route('POST', `${DS}/jobs/{jobId}/start`, 'imports', 'startJob'),
+  route('POST', `${DS}/jobs/{jobId}/add`, 'imports', 'createJobUpload', { stream: true }),
+  route('HEAD', `${DS}/jobs/{jobId}/add/{uploadId}`, 'imports', 'jobUpload', { stream: true }),
+  route('PATCH', `${DS}/jobs/{jobId}/add/{uploadId}`, 'imports', 'jobUpload', { stream: true }),
+  route('DELETE', `${DS}/jobs/{jobId}/add/{uploadId}`, 'imports', 'jobUpload', { stream: true }),
+
+  route('GET', `${DS}/graphs`, 'graphs', 'listGraphs'),
+  route('DELETE', `${DS}/graphs`, 'graphs', 'deleteAllGraphs'),
+  route('GET', `${DS}/graphs/{graphId}`, 'graphs', 'getGraph'),
+  route('PATCH', `${DS}/graphs/{graphId}`, 'graphs', 'renameGraph'),
+  route('DELETE', `${DS}/graphs/{graphId}`, 'graphs', 'deleteGraph'),
+
+  ...DOWNLOAD_FILES.map((file) => route('GET', `${DS}/${file}`, 'exports', 'download')),
+  route('GET', `${DS}/describe`, 'exports', 'describe'),
+  route('GET', `${DS}/describe.nt`, 'exports', 'describe'),
 ];
 
 /** API Gateway route key, e.g. `GET /datasets/{account}`. */
 export const routeKey = (r: Pick<RouteSpec, 'method' | 'path'>): string => `${r.method} ${r.path}`;
 
 export const routesOfFamily = (family: Family): RouteSpec[] => ROUTES.filter((r) => r.family === family);
+
+/**
+ * Functions that serve no route: background workers invoked asynchronously by route families.
+ * `handler` names the module `functions/handlers/<handler>.ts`; `invokedBy` lists the families
+ * allowed to invoke it (they get the worker's name in `envName`).
+ */
+export interface WorkerSpec {
+  handler: string;
+  grants: FamilySpec['grants'];
+  memoryMb: number;
+  timeoutSeconds: number;
+  invokedBy: readonly Family[];
+  envName: EnvName;
+}
+
+export const WORKERS = {
+  importWorker: {
+    handler: 'import-worker',
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' },
+    memoryMb: 3008,
+    timeoutSeconds: 900,
+    invokedBy: ['imports'],
+    envName: ENV.importWorkerFunctionName,
+  },
+} as const satisfies Record<string, WorkerSpec>;

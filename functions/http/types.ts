@@ -11,6 +11,8 @@ export interface HttpRequest {
   query: URLSearchParams;
   /** Raw body bytes (bodies on the API routes are small; uploads stream through other routes). */
   body: Buffer;
+  /** On streaming routes (uploads) the body as a stream; `body` is then empty. */
+  stream?: Readable;
   /** Origin the client used, e.g. `http://127.0.0.1:8080`; used for absolute links. */
   origin: string;
   sourceIp?: string;

@@ -1,5 +1,6 @@
 import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../domain/accounts.js';
 import type { DatasetRecord } from '../domain/datasets.js';
+import type { JobFileRecord, JobRecord, JobStatus } from '../domain/jobs.js';
 
 /** One item of a listing, with the opaque cursor that resumes the listing right after it. */
 export interface Positioned<T> {
@@ -71,4 +72,13 @@ export interface MetadataStore {
   deleteDataset(dataset: DatasetRecord): Promise<void>;
   /** Datasets of one owner by name, or of the whole instance by creation time. */
   listDatasets(ownerUid: string | null, request: ListRequest): Promise<Batch<DatasetRecord>>;
+
+  createJob(job: JobRecord): Promise<void>;
+  getJob(datasetId: string, jobId: string): Promise<JobRecord | null>;
+  /** Writes the job if its stored status is one of `expected`; ConflictError otherwise. */
+  updateJob(job: JobRecord, expected: readonly JobStatus[]): Promise<void>;
+  listJobs(datasetId: string): Promise<JobRecord[]>;
+  deleteJob(datasetId: string, jobId: string): Promise<void>;
+  putJobFile(file: JobFileRecord): Promise<void>;
+  listJobFiles(datasetId: string, jobId: string): Promise<JobFileRecord[]>;
 }

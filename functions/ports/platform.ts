@@ -23,3 +23,44 @@ export interface TokenCodec {
   /** SHA-256, hex; used to store tokens and session ids without keeping them. */
   digest(value: string): string;
 }
+
+/** Runs long work outside the request (in-process locally; an async worker invocation on AWS). */
+export interface TaskQueue {
+  /** Resolves once the work is durably queued (on Lambda, before the response is sent). */
+  enqueueImport(datasetId: string, jobId: string): Promise<void>;
+}
+
+export interface FetchedFile {
+  body: import('node:stream').Readable;
+  fileName: string;
+  contentType?: string;
+}
+
+/** Downloads a URL for a URL import, bounded in size and time. */
+export interface UrlFetcher {
+  fetch(url: string, options: { maxBytes: number; timeoutMs: number }): Promise<FetchedFile>;
+}
+
+export interface FinishedUpload {
+  uploadId: string;
+  fileName: string;
+  size: number;
+  /** Where the bytes are: a key in the uploads bucket. */
+  blobKey: string;
+}
+
+/**
+ * Resumable uploads (tus 1.0.0). `scope` is the URL path the uploads of one job or one dataset's
+ * assets live under; an upload created under one scope is not reachable from another.
+ */
+export interface ResumableUploads {
+  handle(
+    request: Request,
+    context: {
+      scope: string;
+      /** Absolute base URL for Location headers. */
+      baseUrl: string;
+      onFinish(upload: FinishedUpload): Promise<{ body?: string; headers?: Record<string, string> } | void>;
+    },
+  ): Promise<Response>;
+}

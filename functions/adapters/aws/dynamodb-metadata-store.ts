@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../../domain/accounts.js';
 import type { DatasetRecord } from '../../domain/datasets.js';
+import type { JobFileRecord, JobRecord, JobStatus } from '../../domain/jobs.js';
 import { ConflictError } from '../../domain/errors.js';
 import { nameKey } from '../../domain/names.js';
 import type { Batch, ListRequest, MetadataStore } from '../../ports/metadata-store.js';
@@ -25,6 +26,8 @@ const K = {
   token: (uid: string, tokenId: string) => ({ pk: `ACC#${uid}`, sk: `TOKEN#${tokenId}` }),
   session: (hash: string) => ({ pk: `SESSION#${hash}`, sk: 'SESSION' }),
   dataset: (ownerUid: string, name: string) => ({ pk: `ACC#${ownerUid}`, sk: `DS#${nameKey(name)}` }),
+  job: (datasetId: string, jobId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOB#${jobId}` }),
+  jobFile: (datasetId: string, jobId: string, fileId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOBFILE#${jobId}#${fileId}` }),
 };
 
 const isConditionFailure = (e: unknown): boolean =>
@@ -359,5 +362,55 @@ export class DynamoDbMetadataStore implements MetadataStore {
       (i) => ({ pk: i.pk, sk: i.sk }),
       request,
     );
+  }
+
+  async createJob(job: JobRecord): Promise<void> {
+    await this.putNew({ ...job, ...K.job(job.datasetId, job.jobId) }, 'job id collision');
+  }
+
+  getJob(datasetId: string, jobId: string): Promise<JobRecord | null> {
+    return this.get<JobRecord>(K.job(datasetId, jobId));
+  }
+
+  async updateJob(job: JobRecord, expected: readonly JobStatus[]): Promise<void> {
+    const values: Record<string, unknown> = {};
+    expected.forEach((status, i) => (values[`:s${i}`] = status));
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...job, ...K.job(job.datasetId, job.jobId) },
+          ConditionExpression: `#status IN (${expected.map((_, i) => `:s${i}`).join(', ')})`,
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: values,
+        }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new ConflictError(`The job is no longer ${expected.join(' or ')}.`);
+      throw e;
+    }
+  }
+
+  listJobs(datasetId: string): Promise<JobRecord[]> {
+    return this.queryAll<JobRecord>({
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `DSDATA#${datasetId}`, ':s': 'JOB#' },
+    });
+  }
+
+  async deleteJob(datasetId: string, jobId: string): Promise<void> {
+    for (const f of await this.listJobFiles(datasetId, jobId)) await this.delete(K.jobFile(datasetId, jobId, f.fileId));
+    await this.delete(K.job(datasetId, jobId));
+  }
+
+  async putJobFile(file: JobFileRecord): Promise<void> {
+    await this.put({ ...file, ...K.jobFile(file.datasetId, file.jobId, file.fileId) });
+  }
+
+  listJobFiles(datasetId: string, jobId: string): Promise<JobFileRecord[]> {
+    return this.queryAll<JobFileRecord>({
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `DSDATA#${datasetId}`, ':s': `JOBFILE#${jobId}#` },
+    });
   }
 }

@@ -10,6 +10,7 @@
  *   ACC#<uid> / TOKEN#<tokenId>           API token record (hash only)
  *   ACC#<uid> / DS#<lower name>           dataset; gsi1 lists all datasets, gsi2 finds it by id
  *   SESSION#<sha256> / SESSION            console session (expiresAt filtered on read, TTL on AWS)
+ *   DSDATA#<datasetId> / JOB#<jobId>     import job; JOBFILE#<jobId>#<fileId> its uploaded files
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',

@@ -13,7 +13,17 @@ const CACHED_READS = new Set<keyof MetadataStore>([
 ]);
 
 /** Reads that are not cached (listings, counts) and must not invalidate anything. */
-const UNCACHED_READS = new Set<keyof MetadataStore>(['listAccounts', 'countAdmins', 'listMembers', 'listMembershipsOfUser', 'listTokens', 'listDatasets']);
+const UNCACHED_READS = new Set<keyof MetadataStore>([
+  'listAccounts',
+  'countAdmins',
+  'listMembers',
+  'listMembershipsOfUser',
+  'listTokens',
+  'listDatasets',
+  'getJob',
+  'listJobs',
+  'listJobFiles',
+]);
 
 const MAX_ENTRIES = 20_000;
 

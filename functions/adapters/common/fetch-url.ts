@@ -1,0 +1,30 @@
+import { Readable } from 'node:stream';
+import type { FetchedFile, UrlFetcher } from '../../ports/platform.js';
+
+/** The file name a download gets: Content-Disposition, else the last path segment. */
+function fileNameOf(url: URL, disposition: string | null): string {
+  const fromHeader = disposition && /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition)?.[1];
+  const name = fromHeader ? decodeURIComponent(fromHeader) : decodeURIComponent(url.pathname.split('/').pop() ?? '');
+  return name.replace(/[^\w.-]/g, '_') || 'download';
+}
+
+/** Downloads with Node's fetch, following redirects, bounded in bytes and time. */
+export const fetchUrl: UrlFetcher = {
+  async fetch(url, { maxBytes, timeoutMs }) {
+    const response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+    if (!response.ok || !response.body) throw new Error(`the server answered ${response.status} ${response.statusText}`);
+    const declared = Number(response.headers.get('content-length') ?? NaN);
+    if (declared > maxBytes) throw new Error(`the file is larger than ${maxBytes} bytes`);
+    let seen = 0;
+    const limited = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).on('data', function (this: Readable, chunk: Buffer) {
+      seen += chunk.length;
+      if (seen > maxBytes) this.destroy(new Error(`the file is larger than ${maxBytes} bytes`));
+    });
+    const file: FetchedFile = {
+      body: limited,
+      fileName: fileNameOf(new URL(response.url || url), response.headers.get('content-disposition')),
+      contentType: response.headers.get('content-type') ?? undefined,
+    };
+    return file;
+  },
+};

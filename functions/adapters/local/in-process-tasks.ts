@@ -1,0 +1,41 @@
+import type { TaskQueue } from '../../ports/platform.js';
+
+/**
+ * Runs imports in this process, a few at a time, after the request that started them has been
+ * answered. `drain()` waits for running work (used when the platform stops).
+ */
+export class InProcessTaskQueue implements TaskQueue {
+  private readonly waiting: (() => Promise<void>)[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private runImport?: (datasetId: string, jobId: string) => Promise<void>;
+
+  constructor(private readonly concurrency = 2) {}
+
+  /** Wires the worker once the services exist (they need the queue, the queue needs them). */
+  bind(runImport: (datasetId: string, jobId: string) => Promise<void>): void {
+    this.runImport = runImport;
+  }
+
+  async enqueueImport(datasetId: string, jobId: string): Promise<void> {
+    this.waiting.push(() => this.runImport!(datasetId, jobId));
+    setImmediate(() => this.pump());
+  }
+
+  private pump(): void {
+    while (this.running.size < this.concurrency && this.waiting.length > 0) {
+      const task = this.waiting.shift()!;
+      const run: Promise<void> = task()
+        .catch((e) => console.error('background task failed', { error: (e as Error)?.stack ?? String(e) }))
+        .finally(() => {
+          this.running.delete(run);
+          this.pump();
+        });
+      this.running.add(run);
+    }
+  }
+
+  async drain(): Promise<void> {
+    this.waiting.length = 0;
+    await Promise.allSettled([...this.running]);
+  }
+}

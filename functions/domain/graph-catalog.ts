@@ -1,0 +1,98 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { DatasetRecord } from './datasets.js';
+import { ConflictError, NotFoundError } from './errors.js';
+import { EMPTY_MANIFEST, type GraphManifest, manifestTotals } from './graphs.js';
+import type { Platform } from './platform.js';
+
+const MAX_SWAP_ATTEMPTS = 8;
+const MANIFEST_CACHE_SIZE = 256;
+
+export const graphBlobKey = (datasetId: string, blobId: string) => `datasets/${datasetId}/graphs/${blobId}.nt.gz`;
+const manifestKey = (datasetId: string, id: string) => `datasets/${datasetId}/manifests/${id}.json`;
+
+/**
+ * Reads and swaps a dataset's graph manifest. Manifests and graph blobs are immutable, so they are
+ * cached by key; the swap is a conditional write on the dataset's revision, retried on conflict
+ * with the change applied again to the newer manifest (so concurrent imports both land).
+ */
+export class GraphCatalog {
+  private readonly manifests = new Map<string, GraphManifest>();
+
+  constructor(private readonly platform: Platform) {}
+
+  async manifest(dataset: DatasetRecord): Promise<GraphManifest> {
+    const key = dataset.graphsManifest;
+    if (!key) return EMPTY_MANIFEST;
+    const cached = this.manifests.get(key);
+    if (cached) return cached;
+    const stream = await this.platform.blobs.data.get(key);
+    if (!stream) throw new Error(`graph manifest ${key} is missing`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+    const manifest = JSON.parse(Buffer.concat(chunks).toString('utf8')) as GraphManifest;
+    if (this.manifests.size >= MANIFEST_CACHE_SIZE) this.manifests.clear();
+    this.manifests.set(key, manifest);
+    return manifest;
+  }
+
+  /**
+   * Applies `change` to the current manifest and swaps it in. `change` may run more than once (on
+   * a concurrent change it is applied again to the newer manifest), so it must not have effects
+   * other than the blobs it writes; `onSuperseded` lets it clean those up.
+   */
+  async swap(
+    datasetId: string,
+    change: (current: GraphManifest, dataset: DatasetRecord) => Promise<GraphManifest>,
+  ): Promise<{ dataset: DatasetRecord; manifest: GraphManifest; previous: GraphManifest }> {
+    for (let attempt = 0; attempt < MAX_SWAP_ATTEMPTS; attempt++) {
+      const dataset = await this.platform.store.getDatasetById(datasetId);
+      if (!dataset) throw new NotFoundError('The dataset was deleted meanwhile.');
+      const previous = await this.manifest(dataset);
+      const manifest = await change(previous, dataset);
+      const key = manifestKey(datasetId, this.platform.ids.newId());
+      await this.platform.blobs.data.put(key, JSON.stringify(manifest), { contentType: 'application/json' });
+      this.manifests.set(key, manifest);
+      const now = this.platform.clock.now().toISOString();
+      const next: DatasetRecord = {
+        ...dataset,
+        ...manifestTotals(manifest),
+        graphsManifest: key,
+        lastGraphsUpdateTime: now,
+        updatedAt: now,
+        revision: dataset.revision + 1,
+      };
+      try {
+        await this.platform.store.updateDataset(next);
+        return { dataset: next, manifest, previous };
+      } catch (e) {
+        await this.platform.blobs.data.delete(key);
+        if (!(e instanceof ConflictError)) throw e;
+      }
+    }
+    throw new ConflictError('The dataset is changing too often right now; retry the request.');
+  }
+
+  /** The graph's canonical N-Triples lines. */
+  async lines(blobKey: string): Promise<AsyncIterable<string>> {
+    const stream = await this.platform.blobs.data.get(blobKey);
+    if (!stream) throw new Error(`graph blob ${blobKey} is missing`);
+    return createInterface({ input: stream.pipe(createGunzip()) as Readable, crlfDelay: Infinity });
+  }
+
+  /** The graph's gzip bytes as stored. */
+  async gzipped(blobKey: string): Promise<Readable> {
+    const stream = await this.platform.blobs.data.get(blobKey);
+    if (!stream) throw new Error(`graph blob ${blobKey} is missing`);
+    return stream;
+  }
+
+  /** Deletes graph blobs the new manifest no longer references (best effort). */
+  async collect(previous: GraphManifest, current: GraphManifest): Promise<void> {
+    const kept = new Set(current.graphs.map((g) => g.blobKey));
+    for (const g of previous.graphs) {
+      if (!kept.has(g.blobKey)) await this.platform.blobs.data.delete(g.blobKey).catch(() => {});
+    }
+  }
+}
