@@ -1,6 +1,7 @@
 import { AccessService } from '../domain/access-service.js';
 import { AccountService } from '../domain/account-service.js';
 import { AuthService } from '../domain/auth-service.js';
+import { AssetService } from '../domain/asset-service.js';
 import { DatasetService } from '../domain/dataset-service.js';
 import { ExportService } from '../domain/export-service.js';
 import { GraphCatalog } from '../domain/graph-catalog.js';
@@ -24,6 +25,7 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
     imports: new ImportService(platform, access, catalog),
     graphs: new GraphService(access, catalog),
     exports: new ExportService(access, catalog),
+    assets: new AssetService(platform, access),
     logger,
   };
 }

@@ -49,7 +49,7 @@ export class ExportService {
     } else if (options.format.name === 'nquads') {
       body = Readable.from(this.quadLines(graphs));
     } else {
-      body = Readable.from(serializeRdf(this.quadBatches(graphs), { format: options.format, prefixes: dataset.prefixes }));
+      body = serializeRdf(this.quadBatches(graphs), { format: options.format, prefixes: dataset.prefixes });
     }
     return options.gzip ? body.pipe(createGzip({ level: 6 })) : body;
   }

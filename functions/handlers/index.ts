@@ -1,6 +1,7 @@
 import type { FamilyHandler, Services } from '../http/api.js';
 import type { Family } from '../http/route-table.js';
 import * as accounts from './accounts.js';
+import * as assets from './assets.js';
 import * as auth from './auth.js';
 import * as datasets from './datasets.js';
 import * as exports from './exports.js';
@@ -17,4 +18,5 @@ export const HANDLER_MODULES: Record<Family, { mount(services: Services): Family
   imports,
   graphs,
   exports,
+  assets,
 };

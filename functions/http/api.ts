@@ -2,6 +2,7 @@ import type { AccessService } from '../domain/access-service.js';
 import type { AccountService } from '../domain/account-service.js';
 import { CSRF_HEADER, type AuthService } from '../domain/auth-service.js';
 import type { Caller } from '../domain/caller.js';
+import type { AssetService } from '../domain/asset-service.js';
 import type { DatasetService } from '../domain/dataset-service.js';
 import type { ExportService } from '../domain/export-service.js';
 import type { GraphService } from '../domain/graph-service.js';
@@ -23,6 +24,7 @@ export interface Services {
   imports: ImportService;
   graphs: GraphService;
   exports: ExportService;
+  assets: AssetService;
   logger: ErrorLogger;
 }
 

@@ -1,6 +1,7 @@
 import type { Operations } from './api.js';
 import type { Family } from './route-table.js';
 import { accountOperations } from './routes/accounts.js';
+import { assetOperations } from './routes/assets.js';
 import { authOperations } from './routes/auth.js';
 import { datasetOperations } from './routes/datasets.js';
 import { exportOperations } from './routes/exports.js';
@@ -17,4 +18,5 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   imports: importOperations,
   graphs: graphOperations,
   exports: exportOperations,
+  assets: assetOperations,
 };

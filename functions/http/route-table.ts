@@ -30,6 +30,7 @@ export const FAMILIES = {
   imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' }, memoryMb: 2048, timeoutSeconds: 30 },
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   exports: { grants: { table: 'R', dataBucket: 'R' }, memoryMb: 1024, timeoutSeconds: 30 },
+  assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
 } as const satisfies Record<string, FamilySpec>;
 
 export type Family = keyof typeof FAMILIES;
@@ -109,6 +110,17 @@ export const ROUTES: readonly RouteSpec[] = [
   route('GET', `${DS}/graphs/{graphId}`, 'graphs', 'getGraph'),
   route('PATCH', `${DS}/graphs/{graphId}`, 'graphs', 'renameGraph'),
   route('DELETE', `${DS}/graphs/{graphId}`, 'graphs', 'deleteGraph'),
+
+  route('GET', `${DS}/assets`, 'assets', 'listAssets'),
+  route('POST', `${DS}/assets`, 'assets', 'uploadAsset', { stream: true }),
+  route('POST', `${DS}/assets/add`, 'assets', 'assetUpload', { stream: true }),
+  route('HEAD', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true }),
+  route('PATCH', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true }),
+  route('DELETE', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true }),
+  route('GET', `${DS}/assets/{identifier}`, 'assets', 'downloadAsset'),
+  route('GET', `${DS}/assets/{identifier}/{versionId}`, 'assets', 'downloadAsset'),
+  route('DELETE', `${DS}/assets/{identifier}`, 'assets', 'deleteAsset'),
+  route('DELETE', `${DS}/assets/{identifier}/{versionId}`, 'assets', 'deleteAsset'),
 
   ...DOWNLOAD_FILES.map((file) => route('GET', `${DS}/${file}`, 'exports', 'download')),
   route('GET', `${DS}/describe`, 'exports', 'describe'),

@@ -1,5 +1,5 @@
 import busboy from 'busboy';
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { TooLargeError, ValidationError } from '../domain/errors.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import { MAX_JSON_BODY_BYTES } from './request.js';
@@ -64,13 +64,17 @@ export async function receiveMultipart(
         tooLarge = true;
         reject(new TooLargeError(tooLargeMessage));
       };
-      stream.on('data', (chunk: Buffer) => {
-        file.size += chunk.length;
-        total += chunk.length;
-        if (total >= limit) refuse();
+      // Count through a transform: a 'data' listener would start the flow before the store reads.
+      const counted = new Transform({
+        transform(chunk: Buffer, _enc, next) {
+          file.size += chunk.length;
+          total += chunk.length;
+          if (total >= limit) refuse();
+          next(null, chunk);
+        },
       });
       stream.on('limit', refuse);
-      pending.push(blobs.put(blobKey, stream));
+      pending.push(blobs.put(blobKey, stream.pipe(counted)));
     });
     parser.on('error', (e: Error) => reject(new ValidationError(`The multipart body cannot be read: ${e.message}`)));
     parser.on('close', () => resolve());

@@ -1,4 +1,5 @@
 import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../domain/accounts.js';
+import type { AssetRecord } from '../domain/assets.js';
 import type { DatasetRecord } from '../domain/datasets.js';
 import type { JobFileRecord, JobRecord, JobStatus } from '../domain/jobs.js';
 
@@ -81,4 +82,12 @@ export interface MetadataStore {
   deleteJob(datasetId: string, jobId: string): Promise<void>;
   putJobFile(file: JobFileRecord): Promise<void>;
   listJobFiles(datasetId: string, jobId: string): Promise<JobFileRecord[]>;
+
+  /** ConflictError if the identifier exists. */
+  createAsset(asset: AssetRecord): Promise<void>;
+  getAsset(datasetId: string, identifier: string): Promise<AssetRecord | null>;
+  /** Writes the asset if its stored `updatedAt` is `expectedUpdatedAt`; ConflictError otherwise. */
+  replaceAsset(asset: AssetRecord, expectedUpdatedAt: string): Promise<void>;
+  deleteAsset(datasetId: string, identifier: string): Promise<void>;
+  listAssets(datasetId: string): Promise<AssetRecord[]>;
 }

@@ -47,6 +47,8 @@ export interface FinishedUpload {
   size: number;
   /** Where the bytes are: a key in the uploads bucket. */
   blobKey: string;
+  /** The client's Upload-Metadata (e.g. `versionOf` for assets). */
+  metadata: Record<string, string>;
 }
 
 /**
@@ -60,6 +62,7 @@ export interface ResumableUploads {
       scope: string;
       /** Absolute base URL for Location headers. */
       baseUrl: string;
+      /** A body (e.g. the asset's JSON) turns the final PATCH's 204 into a 200 with that body. */
       onFinish(upload: FinishedUpload): Promise<{ body?: string; headers?: Record<string, string> } | void>;
     },
   ): Promise<Response>;

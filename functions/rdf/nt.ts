@@ -34,9 +34,22 @@ export class UnsupportedTermError extends Error {
 }
 
 const ABSOLUTE_IRI = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+// eslint-disable-next-line no-control-regex
+const PLAIN_ABSOLUTE_IRI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x20<>"{}|^`\\]*$/;
+
+/** Starts with `scheme:` (the first character is known to be a letter). */
+function hasScheme(iri: string): boolean {
+  for (let i = 1; i < iri.length; i++) {
+    const c = iri.charCodeAt(i);
+    if (c === 58) return true;
+    if (!((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46)) return false;
+  }
+  return false;
+}
 
 /** `<iri>` in canonical form, rejecting relative IRIs (a parser without base leaves them relative). */
 export function ntAbsoluteIri(iri: string): string {
+  if (PLAIN_ABSOLUTE_IRI.test(iri)) return `<${iri}>`;
   if (!ABSOLUTE_IRI.test(iri)) {
     throw new UnsupportedTermError(`relative IRI <${iri}> cannot be resolved (no base IRI)`);
   }
@@ -96,7 +109,7 @@ const PREFIX_OK = /^[A-Za-z0-9]*$/;
 /**
  * Injective mapping of any label to [A-Za-z0-9]+: letters and digits other than `x` stay,
  * every other UTF-16 unit becomes `x` + 4 upper-case hex digits (so `x` itself is `x0078`).
- * The output never contains `xg`, which {@link anonymousLabel} uses for parser-generated nodes.
+ * The output never contains `xg` or `xh`, which {@link anonymousLabel} uses for parser-generated nodes.
  */
 export function sanitizeBlankLabel(label: string): string {
   if (PLAIN_LABEL.test(label)) return label;
@@ -109,9 +122,12 @@ export function sanitizeBlankLabel(label: string): string {
   return out || 'x0000';
 }
 
-/** Label for a node the parser invented (Turtle `[]`, collections): disjoint from sanitized labels. */
+/**
+ * Label for a node the parser invented (Turtle `[]`, collections): disjoint from sanitized labels
+ * (which never contain `xg`/`xh`). N3's `n3-<n>` becomes `xg<n>`.
+ */
 export function anonymousLabel(generated: string): string {
-  return `xg${sanitizeBlankLabel(generated)}`;
+  return /^n3-\d+$/.test(generated) ? `xg${generated.slice(3)}` : `xh${sanitizeBlankLabel(generated)}`;
 }
 
 export function assertBlankNodePrefix(prefix: string): void {
@@ -196,22 +212,32 @@ export function makeN3TermConverter(blankNodePrefix: string, n3NamedPrefix: stri
     }
     return out;
   };
-  return (term) => {
-    const id = term.id;
+  const other = (term: RdfJsTermLike): string => {
     switch (term.termType) {
       case 'NamedNode': return ntAbsoluteIri(term.value);
       case 'BlankNode': return blank(term.value);
-      case 'Literal': {
-        if (typeof id !== 'string') return rdfJsTermToNt(term, blankNodePrefix);
-        const end = id.lastIndexOf('"');
-        const lex = id.substring(1, end);
-        if (end === id.length - 1) return ntQuoted(lex);
-        if (id.charCodeAt(end + 1) === 64 /* @ */) return `${ntQuoted(lex)}${id.substring(end + 1)}`; // N3 lower-cases
-        return literalFromParts(lex, '', undefined, id.substring(end + 3));
-      }
+      case 'Literal': return rdfJsTermToNt(term, blankNodePrefix);
       case 'Quad': throw new UnsupportedTermError('RDF 1.2 triple terms are not supported');
       default: throw new UnsupportedTermError(`unsupported term type ${term.termType}`);
     }
+  };
+  return (term) => {
+    // Dispatch on the id's first character (cheaper than the polymorphic termType getter):
+    // `"` literal, `_:` blank node, a letter an (absolute) IRI; anything else the slow path.
+    const id = term.id;
+    if (typeof id !== 'string') return other(term);
+    const c = id.charCodeAt(0);
+    if (c === 34 /* " */) {
+      const end = id.lastIndexOf('"');
+      const lex = id.substring(1, end);
+      if (end === id.length - 1) return ntQuoted(lex);
+      if (id.charCodeAt(end + 1) === 64 /* @ */) return `${ntQuoted(lex)}${id.substring(end + 1)}`; // N3 lower-cases
+      return literalFromParts(lex, '', undefined, id.substring(end + 3));
+    }
+    // N3's lexer already rejects IRIs with characters outside IRIREF (also after \u unescaping),
+    // so only absoluteness is left to check (without a base, N3 keeps relative IRIs as they are).
+    if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) return hasScheme(id) ? `<${id}>` : ntAbsoluteIri(id);
+    return other(term);
   };
 }
 

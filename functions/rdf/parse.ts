@@ -106,6 +106,8 @@ async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | string>, 
   let onEnd: () => void = () => undefined;
   let snapshot: Snapshot = { line: 1, column0: 0, text: '' };
 
+  let lastSubjectTerm: RdfJsTermLike | null = null;
+  let lastSubject = '';
   const onQuad = (error: Error | null, quad: N3Quad | null): void => {
     if (failure !== null) return;
     if (error) {
@@ -115,8 +117,13 @@ async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | string>, 
     if (!quad) return;
     try {
       const g = quad.graph;
+      // Turtle repeats the very same subject term object over `;` lists: convert it once.
+      if (quad.subject !== lastSubjectTerm) {
+        lastSubject = term(quad.subject);
+        lastSubjectTerm = quad.subject;
+      }
       batch.push({
-        subject: term(quad.subject),
+        subject: lastSubject,
         predicate: term(quad.predicate),
         object: term(quad.object),
         graph: keepGraph && g.termType !== 'DefaultGraph' ? term(g) : null,
@@ -142,13 +149,26 @@ async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | string>, 
     { onQuad },
   );
 
+  // Before each slice, remember the text the lexer still has to read, prefixed with the already
+  // consumed start of its first line (taken from the previous snapshot), so that on an error the
+  // whole failing line is at hand. Only string slicing: no scanning on the success path.
   const takeSnapshot = (next: string): void => {
-    const pending = lexer._input;
-    snapshot = {
-      line: lexer._line ?? 1,
-      column0: typeof pending === 'string' ? (lexer._linePosition ?? 0) : 0,
-      text: typeof pending === 'string' ? pending + next : next,
-    };
+    const pending = typeof lexer._input === 'string' ? lexer._input : '';
+    const line = lexer._line ?? 1;
+    let column0 = pending || snapshot.text ? (lexer._linePosition ?? 0) : 0;
+    let head = '';
+    if (column0 > 0) {
+      const consumedEnd = snapshot.text.length - pending.length;
+      const start = consumedEnd - column0;
+      if (start >= 0 && snapshot.text.endsWith(pending)) {
+        const candidate = snapshot.text.slice(start, consumedEnd);
+        if (!candidate.includes('\n')) {
+          head = candidate;
+          column0 = 0;
+        }
+      }
+    }
+    snapshot = { line, column0, text: head + pending + next };
   };
   const fail = (): never => {
     throw toSyntaxErrorN3(failure, snapshot, lexer, options);
@@ -250,6 +270,8 @@ function oxigraphLineDiagnosis(text: string, format: 'ntriples' | 'nquads'): { d
     return null;
   } catch (e) {
     const parsed = parseOxigraphMessage(e instanceof Error ? e.message : String(e));
+    // Seen alone, a line with an unterminated literal ends the "file": N3's message says more.
+    if (/^Unexpected end of file/i.test(parsed.detail)) return null;
     return { detail: parsed.detail, column: parsed.column };
   }
 }

@@ -8,46 +8,60 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ENV, type EnvName } from '../../functions/env-names.js';
-import { FAMILIES, type Access, type Family } from '../../functions/http/route-table.js';
+import type { Access } from '../../functions/http/route-table.js';
 
 /** Repo root, from this file's location, so synth works from any working directory. */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** Lambda entry module of a route family (`functions/handlers/<family>.ts`). */
-export const handlerEntry = (family: Family): string => join(REPO_ROOT, 'functions', 'handlers', `${family}.ts`);
+/**
+ * Lambda entry module `functions/handlers/<name>.ts`: a route family's name, or a worker's
+ * `handler` (see FAMILIES and WORKERS in the route table).
+ */
+export const handlerEntry = (name: string): string => join(REPO_ROOT, 'functions', 'handlers', `${name}.ts`);
 
 /** ESM bundles have no `require`; some bundled CommonJS dependencies still call it. */
 const ESM_REQUIRE_BANNER =
   "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);";
 
 export interface AppFunctionProps {
-  family: Family;
+  /** Module name under `functions/handlers/` (without `.ts`): a family name or a worker's `handler`. */
+  entry: string;
+  memoryMb: number;
+  timeoutSeconds: number;
   /** Extra environment; table/bucket variables are set by `bindTable`/`bindBucket`. */
   environment?: Record<string, string>;
+  /**
+   * Asynchronous invocation settings, for functions invoked with `InvocationType: 'Event'`
+   * (workers). Unset: Lambda's defaults (2 retries, events kept up to 6 hours).
+   */
+  asyncInvoke?: { retryAttempts: number; maxEventAge: Duration };
 }
 
 /**
- * The house Lambda function: one per route family, with memory and timeout from `FAMILIES`.
+ * The house Lambda function: one per route family and one per worker, sized from their table
+ * entry (`FAMILIES`/`WORKERS`).
  * Node 22 on arm64, ESM bundle built by the local esbuild (never Docker), the AWS SDK bundled
  * (we pin its versions instead of trusting the runtime's copy), X-Ray tracing, and an explicit
  * log group so retention and deletion are ours rather than Lambda's implicit never-expiring group.
  */
 export class AppFunction extends NodejsFunction {
-  readonly family: Family;
+  /** The entry module name (`functions/handlers/<entry>.ts`). */
+  readonly entryName: string;
 
   constructor(scope: Construct, id: string, props: AppFunctionProps) {
-    const spec = FAMILIES[props.family];
     const logGroup = new LogGroup(scope, `${id}LogGroup`, {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     super(scope, id, {
-      entry: handlerEntry(props.family),
+      entry: handlerEntry(props.entry),
       handler: 'handler',
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
-      memorySize: spec.memoryMb,
-      timeout: Duration.seconds(spec.timeoutSeconds),
+      memorySize: props.memoryMb,
+      timeout: Duration.seconds(props.timeoutSeconds),
+      retryAttempts: props.asyncInvoke?.retryAttempts,
+      maxEventAge: props.asyncInvoke?.maxEventAge,
       tracing: Tracing.ACTIVE,
       logGroup,
       projectRoot: REPO_ROOT,
@@ -69,7 +83,7 @@ export class AppFunction extends NodejsFunction {
         externalModules: [],
       },
     });
-    this.family = props.family;
+    this.entryName = props.entry;
   }
 }
 

@@ -10,13 +10,29 @@ import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
 import { ENV } from '../../functions/env-names.js';
-import { FAMILIES, ROUTES, routeKey, type Access, type Family, type FamilySpec } from '../../functions/http/route-table.js';
-import { bindBucket, bindTable } from '../../lib/constructs/app-function.js';
+import { FAMILIES, ROUTES, WORKERS, routeKey, type Access, type Family, type FamilySpec } from '../../functions/http/route-table.js';
+import { bindBucket, bindTable, type AppFunction } from '../../lib/constructs/app-function.js';
 import { StatefulStack } from '../../lib/stateful-stack.js';
-import { StatelessStack } from '../../lib/stateless-stack.js';
+import { StatelessStack, type Worker } from '../../lib/stateless-stack.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FAMILY_NAMES = Object.keys(FAMILIES) as Family[];
+const WORKER_NAMES = Object.keys(WORKERS) as Worker[];
+
+/** Every function the tables declare: families and workers, with what the stack must give them. */
+interface DeclaredFunction {
+  label: string;
+  /** Set for route family functions. */
+  family?: Family;
+  fn: () => AppFunction;
+  grants: FamilySpec['grants'];
+  memoryMb: number;
+  timeoutSeconds: number;
+}
+const DECLARED: DeclaredFunction[] = [
+  ...FAMILY_NAMES.map((family) => ({ label: `family ${family}`, family, fn: () => stateless.functions[family], ...FAMILIES[family] })),
+  ...WORKER_NAMES.map((worker) => ({ label: `worker ${worker}`, fn: () => stateless.workers[worker], ...WORKERS[worker] })),
+];
 
 type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table'>;
 const BUCKET_GRANTS: Record<BucketGrant, string> = {
@@ -102,27 +118,35 @@ afterAll(() => {
 });
 
 describe('stateless stack: functions', () => {
-  it('has exactly one function per family: nodejs22.x, arm64, traced, sized from FAMILIES', () => {
-    const appFunctions = ofType('AWS::Lambda::Function').filter(
-      ([, r]) => r.Properties.Handler === 'index.handler' && r.Properties.Runtime === 'nodejs22.x',
-    );
-    expect(appFunctions).toHaveLength(FAMILY_NAMES.length);
-    for (const family of FAMILY_NAMES) {
-      const fn = slResources[logicalId(stateless.functions[family])]!;
-      expect(fn.Properties).toMatchObject({
+  it('has exactly one function per family and per worker: nodejs22.x, arm64, traced, sized from the tables', () => {
+    expect(ofType('AWS::Lambda::Function')).toHaveLength(FAMILY_NAMES.length + WORKER_NAMES.length);
+    const ids = new Set(DECLARED.map((d) => logicalId(d.fn())));
+    expect(ids.size).toBe(DECLARED.length);
+    for (const d of DECLARED) {
+      const fn = slResources[logicalId(d.fn())]!;
+      expect(fn.Type, d.label).toBe('AWS::Lambda::Function');
+      expect(fn.Properties, d.label).toMatchObject({
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
-        MemorySize: FAMILIES[family].memoryMb,
-        Timeout: FAMILIES[family].timeoutSeconds,
+        MemorySize: d.memoryMb,
+        Timeout: d.timeoutSeconds,
         TracingConfig: { Mode: 'Active' },
       });
     }
   });
 
+  it('builds each function from its own handler module', () => {
+    for (const family of FAMILY_NAMES) expect(stateless.functions[family].entryName).toBe(family);
+    for (const worker of WORKER_NAMES) {
+      expect(stateless.workers[worker].entryName).toBe(WORKERS[worker].handler);
+      expect(existsSync(join(REPO_ROOT, 'functions', 'handlers', `${WORKERS[worker].handler}.ts`))).toBe(true);
+    }
+  });
+
   it('bundles every function locally with esbuild into an ESM file with the SDK inside', () => {
-    for (const family of FAMILY_NAMES) {
-      const fn = slResources[logicalId(stateless.functions[family])]!;
+    for (const d of DECLARED) {
+      const fn = slResources[logicalId(d.fn())]!;
       expect(fn.Metadata?.['aws:asset:is-bundled']).toBe(true);
       const bundle = join(assemblyDir, fn.Metadata!['aws:asset:path'], 'index.mjs');
       expect(existsSync(bundle), bundle).toBe(true);
@@ -135,20 +159,21 @@ describe('stateless stack: functions', () => {
   });
 
   it('gives every function its own log group with retention', () => {
-    for (const family of FAMILY_NAMES) {
-      const fn = slResources[logicalId(stateless.functions[family])]!;
+    const logGroupIds = new Set<string>();
+    for (const d of DECLARED) {
+      const fn = slResources[logicalId(d.fn())]!;
       const logGroupId: string = fn.Properties.LoggingConfig.LogGroup.Ref;
       const logGroup = slResources[logGroupId]!;
       expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
       expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
+      logGroupIds.add(logGroupId);
     }
+    expect(logGroupIds.size).toBe(DECLARED.length);
   });
 
-  it('sets TABLE_NAME and bucket variables exactly where FAMILIES grants access', () => {
-    for (const family of FAMILY_NAMES) {
-      const grants: FamilySpec['grants'] = FAMILIES[family].grants;
-      const vars: Record<string, unknown> =
-        slResources[logicalId(stateless.functions[family])]!.Properties.Environment?.Variables ?? {};
+  it('sets TABLE_NAME and bucket variables exactly where FAMILIES and WORKERS grant access', () => {
+    for (const { label: family, fn, grants } of DECLARED) {
+      const vars: Record<string, unknown> = slResources[logicalId(fn())]!.Properties.Environment?.Variables ?? {};
       if (grants.table) expect(JSON.stringify(vars[ENV.tableName])).toContain(logicalId(stateful.table));
       else expect(vars).not.toHaveProperty(ENV.tableName);
       for (const [grant, envName] of Object.entries(BUCKET_GRANTS) as [BucketGrant, string][]) {
@@ -158,16 +183,15 @@ describe('stateless stack: functions', () => {
     }
   });
 
-  it('grants each function exactly the table and bucket access FAMILIES says', () => {
+  it('grants each function exactly the table and bucket access FAMILIES and WORKERS say', () => {
     const tableId = logicalId(stateful.table);
-    for (const family of FAMILY_NAMES) {
-      const grants: FamilySpec['grants'] = FAMILIES[family].grants;
-      const statements = statementsOf(logicalId(stateless.functions[family]));
+    for (const { label: family, fn, grants } of DECLARED) {
+      const statements = statementsOf(logicalId(fn()));
       const all = statements.flatMap((s) => asArray(s.Action));
 
       // Nothing is granted on "*" except X-Ray tracing.
       for (const s of statements.filter((st) => asArray(st.Resource).includes('*'))) {
-        for (const action of asArray(s.Action)) expect(action).toMatch(/^xray:/);
+        for (const action of asArray(s.Action)) expect(action, family).toMatch(/^xray:/);
       }
 
       const onTable = actionsOn(statements, tableId);
@@ -204,10 +228,76 @@ describe('stateless stack: functions', () => {
   });
 });
 
+describe('stateless stack: workers', () => {
+  const invokers = (worker: Worker): readonly Family[] => WORKERS[worker].invokedBy;
+
+  it('lets only the invokedBy families invoke each worker, and nothing else invoke anything', () => {
+    const workerIds = new Set(WORKER_NAMES.map((w) => logicalId(stateless.workers[w])));
+    for (const { label, family, fn } of DECLARED) {
+      const statements = statementsOf(logicalId(fn()));
+      const lambdaStatements = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('lambda:')));
+      // Only ever lambda:InvokeFunction, and only on workers.
+      for (const s of lambdaStatements) {
+        expect(asArray(s.Action), label).toEqual(['lambda:InvokeFunction']);
+        for (const r of asArray(s.Resource)) {
+          const target = [...workerIds].filter((id) => JSON.stringify(r).includes(id));
+          expect(target, `${label}: ${JSON.stringify(r)}`).toHaveLength(1);
+        }
+      }
+      const expected = WORKER_NAMES.filter((w) => family !== undefined && invokers(w).includes(family));
+      for (const worker of WORKER_NAMES) {
+        const onWorker = actionsOn(statements, logicalId(stateless.workers[worker]));
+        if (expected.includes(worker)) expect(onWorker, `${label} must invoke ${worker}`).toContain('lambda:InvokeFunction');
+        else expect(onWorker, `${label} must not invoke ${worker}`).toEqual([]);
+      }
+      if (expected.length === 0) expect(lambdaStatements, `${label} must not invoke anything`).toEqual([]);
+    }
+  });
+
+  it('tells the invokedBy families (and only them) the worker function name', () => {
+    for (const worker of WORKER_NAMES) {
+      const { envName } = WORKERS[worker];
+      const workerId = logicalId(stateless.workers[worker]);
+      for (const { label, family, fn } of DECLARED) {
+        const vars: Record<string, unknown> = slResources[logicalId(fn())]!.Properties.Environment?.Variables ?? {};
+        if (family && invokers(worker).includes(family)) expect(vars[envName], label).toEqual({ Ref: workerId });
+        else expect(vars, `${label} must not see ${envName}`).not.toHaveProperty(envName);
+      }
+    }
+  });
+
+  it('configures asynchronous invocation: one retry, bounded event age', () => {
+    const configs = ofType('AWS::Lambda::EventInvokeConfig');
+    expect(configs).toHaveLength(WORKER_NAMES.length);
+    for (const worker of WORKER_NAMES) {
+      const matches = configs.filter(([, c]) => JSON.stringify(c.Properties.FunctionName) === JSON.stringify({ Ref: logicalId(stateless.workers[worker]) }));
+      expect(matches, worker).toHaveLength(1);
+      const props = matches[0]![1].Properties;
+      expect(props.MaximumRetryAttempts).toBe(1);
+      expect(props.MaximumEventAgeInSeconds).toBeGreaterThanOrEqual(60);
+      expect(props.MaximumEventAgeInSeconds).toBeLessThanOrEqual(6 * 3600);
+    }
+  });
+
+  it('gives no worker an API route, integration or API Gateway permission', () => {
+    for (const worker of WORKER_NAMES) {
+      const id = logicalId(stateless.workers[worker]);
+      for (const [, integration] of ofType('AWS::ApiGatewayV2::Integration')) {
+        expect(JSON.stringify(integration.Properties.IntegrationUri)).not.toContain(id);
+      }
+      for (const [, permission] of ofType('AWS::Lambda::Permission')) {
+        expect(JSON.stringify(permission.Properties.FunctionName)).not.toContain(id);
+      }
+    }
+  });
+});
+
 describe('stateless stack: HTTP API', () => {
   it('creates one route per ROUTES entry, each integrated with its family function', () => {
     const routes = ofType('AWS::ApiGatewayV2::Route');
     expect(routes).toHaveLength(ROUTES.length);
+    expect(new Set(ROUTES.map(routeKey)).size, 'route keys are unique').toBe(ROUTES.length);
+    expect(new Set(routes.map(([, r]) => r.Properties.RouteKey))).toEqual(new Set(ROUTES.map(routeKey)));
     const apiId = logicalId(stateless.api);
     for (const route of ROUTES) {
       const matches = routes.filter(([, r]) => r.Properties.RouteKey === routeKey(route));

@@ -8,6 +8,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../../domain/accounts.js';
+import type { AssetRecord } from '../../domain/assets.js';
 import type { DatasetRecord } from '../../domain/datasets.js';
 import type { JobFileRecord, JobRecord, JobStatus } from '../../domain/jobs.js';
 import { ConflictError } from '../../domain/errors.js';
@@ -28,6 +29,7 @@ const K = {
   dataset: (ownerUid: string, name: string) => ({ pk: `ACC#${ownerUid}`, sk: `DS#${nameKey(name)}` }),
   job: (datasetId: string, jobId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOB#${jobId}` }),
   jobFile: (datasetId: string, jobId: string, fileId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOBFILE#${jobId}#${fileId}` }),
+  asset: (datasetId: string, identifier: string) => ({ pk: `DSDATA#${datasetId}`, sk: `ASSET#${identifier}` }),
 };
 
 const isConditionFailure = (e: unknown): boolean =>
@@ -411,6 +413,41 @@ export class DynamoDbMetadataStore implements MetadataStore {
     return this.queryAll<JobFileRecord>({
       KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
       ExpressionAttributeValues: { ':p': `DSDATA#${datasetId}`, ':s': `JOBFILE#${jobId}#` },
+    });
+  }
+
+  async createAsset(asset: AssetRecord): Promise<void> {
+    await this.putNew({ ...asset, ...K.asset(asset.datasetId, asset.identifier) }, 'asset id collision');
+  }
+
+  getAsset(datasetId: string, identifier: string): Promise<AssetRecord | null> {
+    return this.get<AssetRecord>(K.asset(datasetId, identifier));
+  }
+
+  async replaceAsset(asset: AssetRecord, expectedUpdatedAt: string): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...asset, ...K.asset(asset.datasetId, asset.identifier) },
+          ConditionExpression: 'attribute_exists(pk) AND updatedAt = :expected',
+          ExpressionAttributeValues: { ':expected': expectedUpdatedAt },
+        }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new ConflictError('The asset changed meanwhile; retry.');
+      throw e;
+    }
+  }
+
+  async deleteAsset(datasetId: string, identifier: string): Promise<void> {
+    await this.delete(K.asset(datasetId, identifier));
+  }
+
+  listAssets(datasetId: string): Promise<AssetRecord[]> {
+    return this.queryAll<AssetRecord>({
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `DSDATA#${datasetId}`, ':s': 'ASSET#' },
     });
   }
 }

@@ -10,7 +10,8 @@
  *   ACC#<uid> / TOKEN#<tokenId>           API token record (hash only)
  *   ACC#<uid> / DS#<lower name>           dataset; gsi1 lists all datasets, gsi2 finds it by id
  *   SESSION#<sha256> / SESSION            console session (expiresAt filtered on read, TTL on AWS)
- *   DSDATA#<datasetId> / JOB#<jobId>     import job; JOBFILE#<jobId>#<fileId> its uploaded files
+ *   DSDATA#<datasetId> / JOB#<jobId>     import job; JOBFILE#<jobId>#<fileId> its uploaded files;
+ *                                         ASSET#<identifier> an asset with its versions
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',

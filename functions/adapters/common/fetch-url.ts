@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import type { FetchedFile, UrlFetcher } from '../../ports/platform.js';
 
 /** The file name a download gets: Content-Disposition, else the last path segment. */
@@ -16,10 +16,15 @@ export const fetchUrl: UrlFetcher = {
     const declared = Number(response.headers.get('content-length') ?? NaN);
     if (declared > maxBytes) throw new Error(`the file is larger than ${maxBytes} bytes`);
     let seen = 0;
-    const limited = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).on('data', function (this: Readable, chunk: Buffer) {
-      seen += chunk.length;
-      if (seen > maxBytes) this.destroy(new Error(`the file is larger than ${maxBytes} bytes`));
-    });
+    // A transform counts without starting the flow before the consumer reads.
+    const limited = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).pipe(
+      new Transform({
+        transform(chunk: Buffer, _enc, next) {
+          seen += chunk.length;
+          next(seen > maxBytes ? new Error(`the file is larger than ${maxBytes} bytes`) : null, chunk);
+        },
+      }),
+    );
     const file: FetchedFile = {
       body: limited,
       fileName: fileNameOf(new URL(response.url || url), response.headers.get('content-disposition')),

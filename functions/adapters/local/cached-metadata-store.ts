@@ -23,6 +23,8 @@ const UNCACHED_READS = new Set<keyof MetadataStore>([
   'getJob',
   'listJobs',
   'listJobFiles',
+  'getAsset',
+  'listAssets',
 ]);
 
 const MAX_ENTRIES = 20_000;

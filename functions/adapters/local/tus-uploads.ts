@@ -48,10 +48,11 @@ export class TusUploads implements ResumableUploads {
           fileName: raw.split(/[\\/]/).pop() || upload.id,
           size: upload.size ?? upload.offset,
           blobKey: `${TUS_PREFIX}/${upload.id}`,
+          metadata: Object.fromEntries(Object.entries(upload.metadata ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string')),
         };
         try {
           const result = await ctx.onFinish(finished);
-          return result ? { body: result.body, headers: result.headers } : {};
+          return result?.body ? { status_code: 200, body: result.body, headers: result.headers } : {};
         } catch (e) {
           // tus answers `{status_code, body}` throws as they are; domain errors keep their message.
           if (e instanceof DomainError) throw { status_code: STATUS_OF[e.kind] ?? 400, body: `${e.message}\n` };

@@ -44,7 +44,7 @@ export const importOperations: Operations = {
       const options = validate(JobBody, { ...received.fields, type: undefined, downloadUrls: undefined });
       const { job } = await imports.createJob(caller, params.account!, params.dataset!, options, ctx.apiUrl);
       for (const f of received.files) {
-        await imports.addFile(job, { uploadId: platform.ids.newId(), fileName: f.fileName, size: f.size, blobKey: f.blobKey });
+        await imports.addFile(job, { uploadId: platform.ids.newId(), fileName: f.fileName, size: f.size, blobKey: f.blobKey, metadata: {} });
       }
       const started = await imports.start(caller, params.account!, params.dataset!, job.jobId);
       return jsonResponse(201, jobView(started.job, started.files, jobUrl(ctx, job.jobId)));

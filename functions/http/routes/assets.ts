@@ -1,0 +1,92 @@
+import { assetView } from '../../domain/assets.js';
+import { ValidationError } from '../../domain/errors.js';
+import { SIMPLE_UPLOAD_LIMIT } from '../../domain/import-service.js';
+import type { OperationContext, Operations } from '../api.js';
+import { jsonResponse } from '../errors.js';
+import { singleQueryParam } from '../request.js';
+import { fromWebResponse, isMultipart, receiveMultipart, toWebRequest } from '../uploads.js';
+
+const datasetUrl = (ctx: OperationContext) => `${ctx.apiUrl}/datasets/${ctx.params.account}/${ctx.params.dataset}`;
+
+const TOO_LARGE =
+  'The simple upload route takes assets under 5 MB. Upload larger files with tus 1.0.0 to /datasets/{account}/{dataset}/assets/add (Upload-Metadata: filename, optional versionOf).';
+
+/** Content-Disposition that survives any file name. */
+const attachment = (name: string) => `attachment; filename="${name.replace(/[^\x20-\x7e]|"/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+
+export const assetOperations: Operations = {
+  /** All assets (paginated by the client as one page), or with `?fileName=` the one asset of that name. */
+  async listAssets(ctx) {
+    const fileName = singleQueryParam(ctx.req, 'fileName');
+    if (fileName !== null) {
+      const { asset } = await ctx.services.assets.byName(ctx.caller, ctx.params.account!, ctx.params.dataset!, fileName);
+      return jsonResponse(200, assetView(asset, datasetUrl(ctx)));
+    }
+    const { assets } = await ctx.services.assets.list(ctx.caller, ctx.params.account!, ctx.params.dataset!);
+    return jsonResponse(200, assets.map((a) => assetView(a, datasetUrl(ctx))));
+  },
+
+  /** Multipart upload under 5 MB: field `file`, optional field `versionOf`. */
+  async uploadAsset(ctx) {
+    const { services, caller, params } = ctx;
+    if (!isMultipart(ctx.req)) throw new ValidationError('Send the asset as multipart/form-data with a "file" field (or use tus at .../assets/add).');
+    const { dataset } = await services.assets.writable(caller, params.account!, params.dataset!);
+    const received = await receiveMultipart(ctx.req, services.platform.blobs.uploads, 'incoming/', services.platform.ids.newId, SIMPLE_UPLOAD_LIMIT, TOO_LARGE);
+    try {
+      if (received.files.length !== 1) throw new ValidationError('Send exactly one file in the "file" field.');
+      const file = received.files[0]!;
+      const asset = await services.assets.store(
+        dataset,
+        { fileName: received.fields.fileName || file.fileName, size: file.size, uploadKey: file.blobKey, contentType: file.contentType },
+        received.fields.versionOf || undefined,
+      );
+      return jsonResponse(201, assetView(asset, datasetUrl(ctx)));
+    } finally {
+      for (const f of received.files) await services.platform.blobs.uploads.delete(f.blobKey).catch(() => {});
+    }
+  },
+
+  /** tus: the final PATCH answers with the Asset JSON, as the TriplyDB client expects. */
+  async assetUpload(ctx) {
+    const { services, caller, params } = ctx;
+    const { dataset } = await services.assets.writable(caller, params.account!, params.dataset!);
+    const response = await services.platform.uploads.handle(toWebRequest(ctx.req, ctx.apiUrl), {
+      scope: `/datasets/${params.account}/${params.dataset}/assets/add`,
+      baseUrl: ctx.apiUrl,
+      onFinish: async (upload) => {
+        const asset = await services.assets.store(
+          dataset,
+          { fileName: upload.fileName, size: upload.size, uploadKey: upload.blobKey },
+          upload.metadata.versionOf || undefined,
+        );
+        await services.platform.blobs.uploads.delete(`${upload.blobKey}.json`).catch(() => {});
+        return { body: JSON.stringify(assetView(asset, datasetUrl(ctx))), headers: { 'content-type': 'application/json; charset=utf-8' } };
+      },
+    });
+    return fromWebResponse(response);
+  },
+
+  async downloadAsset(ctx) {
+    const { asset, version, body } = await ctx.services.assets.download(
+      ctx.caller,
+      ctx.params.account!,
+      ctx.params.dataset!,
+      ctx.params.identifier!,
+      ctx.params.versionId ?? null,
+    );
+    return {
+      status: 200,
+      headers: {
+        'content-type': version.contentType ?? 'application/octet-stream',
+        'content-length': String(version.fileSize),
+        'content-disposition': attachment(asset.assetName),
+      },
+      body,
+    };
+  },
+
+  async deleteAsset(ctx) {
+    await ctx.services.assets.delete(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.identifier!, ctx.params.versionId ?? null);
+    return { status: 204, headers: {} };
+  },
+};
