@@ -41,6 +41,8 @@ export class RdfSyntaxError extends Error {
   readonly fileName?: string;
   /** What went wrong, without file name and position. */
   readonly detail: string;
+  /** `syntax error`, or e.g. `unsupported JSON-LD`. */
+  readonly kind: string;
 
   constructor(detail: string, where: { line?: number; column?: number; fileName?: string; kind?: string } = {}) {
     const kind = where.kind ?? 'syntax error';
@@ -49,6 +51,7 @@ export class RdfSyntaxError extends Error {
     super(`${where.fileName ? `${where.fileName}: ` : ''}${kind}${at}: ${detail}`);
     this.name = 'RdfSyntaxError';
     this.detail = detail;
+    this.kind = kind;
     if (where.line !== undefined) this.line = where.line;
     if (where.column !== undefined) this.column = where.column;
     if (where.fileName !== undefined) this.fileName = where.fileName;
@@ -322,24 +325,38 @@ export function firstInvalidUtf8(b: Uint8Array): number {
 // oxigraph (JSON-LD, RDF/XML)
 
 const OXIGRAPH_FORMAT = { jsonld: 'application/ld+json', rdfxml: 'application/rdf+xml' } as const;
+/** Input kept (failure path only) to locate errors oxigraph reports without a position. */
+const RETAIN_BYTES = 8 * 1024 * 1024;
 
 async function* parseWithOxigraph(input: AsyncIterable<Buffer | Uint8Array | string>, options: ParseRdfOptions): AsyncGenerator<NtQuad[]> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const prefix = options.blankNodePrefix;
+  const format = OXIGRAPH_FORMAT[options.format.name as keyof typeof OXIGRAPH_FORMAT];
+  const oxOptions = { format, ...(options.baseIRI ? { base_iri: options.baseIRI } : {}), lenient: false };
   let inputError: { error: unknown } | null = null;
-  async function* source(): AsyncGenerator<string | Uint8Array> {
+  // The first RETAIN_BYTES of input, and how many bytes oxigraph has pulled so far.
+  let retained: Uint8Array[] | null = [];
+  let retainedBytes = 0;
+  let pulled = 0;
+  async function* source(): AsyncGenerator<Uint8Array> {
     try {
-      for await (const chunk of input) yield chunk;
+      for await (const chunk of input) {
+        const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+        if (retained) {
+          if (retainedBytes + bytes.length <= RETAIN_BYTES) {
+            retained.push(bytes);
+            retainedBytes += bytes.length;
+          } else retained = null;
+        }
+        pulled += bytes.length;
+        yield bytes;
+      }
     } catch (error) {
       inputError = { error };
       throw error;
     }
   }
-  const quads = oxigraph.parse(source(), {
-    format: OXIGRAPH_FORMAT[options.format.name as keyof typeof OXIGRAPH_FORMAT],
-    ...(options.baseIRI ? { base_iri: options.baseIRI } : {}),
-    lenient: false,
-  });
+  const quads = oxigraph.parse(source(), oxOptions);
   let batch: NtQuad[] = [];
   try {
     for await (const q of quads) {
@@ -352,9 +369,59 @@ async function* parseWithOxigraph(input: AsyncIterable<Buffer | Uint8Array | str
     }
   } catch (e) {
     if (inputError) throw (inputError as { error: unknown }).error;
-    throw toSyntaxErrorOxigraph(e, options);
+    const error = toSyntaxErrorOxigraph(e, options);
+    if (error instanceof RdfSyntaxError && error.line === undefined && retained && pulled <= retainedBytes && !(e instanceof UnsupportedTermError)) {
+      const where = locateOxigraphError(Buffer.concat(retained), oxOptions, e instanceof Error ? e.message : String(e), options.format.name === 'rdfxml');
+      if (where) throw new RdfSyntaxError(error.detail, { fileName: options.fileName, kind: error.kind, ...where });
+    }
+    throw error;
   }
   if (batch.length > 0) yield batch;
+}
+
+/**
+ * Failure path: oxigraph gave no position (RDF/XML, JSON-LD semantic errors). Re-parse the
+ * retained input synchronously in 4 KiB chunks to find the chunk where the same error shows up,
+ * then once more feeding that chunk byte by byte: the error is detected where the parser stood.
+ * For RDF/XML the column is moved back to the start of the tag being read, if on that line.
+ */
+function locateOxigraphError(
+  data: Buffer,
+  oxOptions: { format: string; base_iri?: string; lenient: boolean },
+  message: string,
+  xml: boolean,
+): { line: number; column: number } | null {
+  const STEP = 4096;
+  const run = (fineFrom: number): number | null => {
+    let pos = 0;
+    function* chunks(): Generator<Uint8Array> {
+      while (pos < data.length) {
+        const size = pos < fineFrom ? Math.min(STEP, fineFrom - pos) : pos < fineFrom + STEP ? 1 : STEP;
+        const chunk = data.subarray(pos, pos + size);
+        pos += size;
+        yield chunk;
+      }
+    }
+    try {
+      for (const _q of oxigraph.parse(chunks(), oxOptions)) void _q;
+      return null;
+    } catch (e) {
+      return (e instanceof Error ? e.message : String(e)) === message ? pos : null;
+    }
+  };
+  const coarse = run(Number.MAX_SAFE_INTEGER);
+  if (coarse === null) return null;
+  const fine = run(Math.max(0, coarse - STEP)) ?? coarse;
+  const before = data.subarray(0, fine).toString('utf8');
+  const lineStart = before.lastIndexOf('\n') + 1;
+  let line = 1;
+  for (let i = before.indexOf('\n'); i >= 0; i = before.indexOf('\n', i + 1)) line++;
+  let column0 = before.length - lineStart;
+  if (xml) {
+    const tag = before.lastIndexOf('<');
+    if (tag >= lineStart) column0 = tag - lineStart;
+  } else if (column0 > 0) column0--; // the character that was just read
+  return { line, column: column0 + 1 };
 }
 
 /**

@@ -3,6 +3,10 @@
  * platform: discovery from the token alone, accounts, organisations and datasets.
  */
 import App from '@triply/triplydb';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestPlatform } from '../support/platform.js';
 
@@ -73,5 +77,56 @@ describe('@triply/triplydb', () => {
     expect((await alice.getOrganizations()).map((o) => o.slug)).toContain('client-org');
     await org.delete();
     await expect(app.getOrganization('client-org')).rejects.toThrow(/does not exist/);
+  });
+
+  it('imports files (one over 5 MB), exports graphs, and stores asset versions', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ldp-client-'));
+    try {
+      const small = join(dir, 'small.ttl');
+      await writeFile(small, '@prefix ex: <https://example.org/> .\nex:a ex:name "A" ; ex:knows ex:b .\n');
+      const quads = join(dir, 'graphs.nq');
+      await writeFile(quads, '<https://example.org/b> <https://example.org/name> "B" <https://example.org/graphs/named> .\n');
+      // Over 5 MB: the client uploads it with tus.
+      const big = join(dir, 'big.nt');
+      const bigLines = 60_000;
+      await writeFile(big, Array.from({ length: bigLines }, (_, i) => `<https://example.org/s${i}> <https://example.org/p> "value number ${i} with some padding to make the file larger than five megabytes" .\n`).join(''));
+      expect((await readFile(big)).length).toBeGreaterThan(5 * 1024 * 1024);
+
+      const app = App.get(aliceToken);
+      const alice = await app.getAccount();
+      const ds = await alice.addDataset('client-import');
+      await ds.importFromFiles([small, quads, big], { defaultGraphName: 'https://example.org/graphs/default' });
+      const info = await ds.getInfo(true);
+      expect(info.statements).toBe(2 + 1 + bigLines);
+
+      const graphs: Record<string, { toFile(path: string, opts?: object): Promise<void>; getInfo(): Promise<{ numberOfStatements: number }> }> = {};
+      for await (const g of ds.getGraphs()) graphs[(await g.getInfo()).graphName] = g as never;
+      expect(Object.keys(graphs).sort()).toEqual(['https://example.org/graphs/default', 'https://example.org/graphs/named']);
+      expect((await graphs['https://example.org/graphs/default']!.getInfo()).numberOfStatements).toBe(2 + bigLines);
+
+      const trig = join(dir, 'named.trig');
+      await graphs['https://example.org/graphs/named']!.toFile(trig);
+      expect(await readFile(trig, 'utf8')).toMatch(/<https:\/\/example\.org\/graphs\/named>\s*\{[\s\S]*"B"/);
+      const ntGz = join(dir, 'default.nt.gz');
+      await graphs['https://example.org/graphs/default']!.toFile(ntGz, { compressed: true });
+      const exported = gunzipSync(await readFile(ntGz)).toString('utf8').trim().split('\n');
+      expect(exported).toHaveLength(2 + bigLines);
+
+      const assetFile = join(dir, 'notes.txt');
+      await writeFile(assetFile, 'first version');
+      const asset = await ds.uploadAsset(assetFile, 'notes.txt');
+      await writeFile(assetFile, 'second version');
+      await asset.addVersion(assetFile);
+      const out = join(dir, 'out.txt');
+      await asset.toFile(out);
+      expect(await readFile(out, 'utf8')).toBe('second version');
+      await asset.toFile(out, 0);
+      expect(await readFile(out, 'utf8')).toBe('first version');
+      expect((await ds.getAsset('notes.txt')).getInfo().versions).toHaveLength(2);
+
+      await expect(alice.getDataset('does-not-exist').then((d) => d.getInfo())).rejects.toThrow(/It does not exist/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
