@@ -16,12 +16,13 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
   const access = new AccessService(platform);
   const auth = new AuthService(platform);
   const catalog = new GraphCatalog(platform);
+  const datasets = new DatasetService(platform, access);
   return {
     platform,
     access,
     auth,
-    accounts: new AccountService(platform, access, auth),
-    datasets: new DatasetService(platform, access),
+    accounts: new AccountService(platform, access, auth, datasets),
+    datasets,
     imports: new ImportService(platform, access, catalog),
     graphs: new GraphService(access, catalog),
     exports: new ExportService(access, catalog),

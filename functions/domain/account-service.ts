@@ -1,6 +1,7 @@
 import type { AccessService } from './access-service.js';
 import type { AccountRecord, AccountType, MembershipRecord, TokenRecord } from './accounts.js';
 import type { AuthService } from './auth-service.js';
+import type { DatasetService } from './dataset-service.js';
 import type { Caller } from './caller.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors.js';
 import { assertAccountName, assertRoleName, nameKey } from './names.js';
@@ -46,6 +47,7 @@ export class AccountService {
     private readonly platform: Platform,
     private readonly access: AccessService,
     private readonly auth: AuthService,
+    private readonly datasets: DatasetService,
   ) {}
 
   private now(): string {
@@ -204,7 +206,10 @@ export class AccountService {
     const store = this.platform.store;
     for (let round = 0; round < 1000; round++) {
       const batch = await store.listDatasets(account.uid, { batch: 100 });
-      for (const { item } of batch.items) await store.deleteDataset(item);
+      for (const { item } of batch.items) {
+        await store.deleteDataset(item);
+        await this.datasets.removeContents(item.id);
+      }
       if (!batch.more || batch.items.length === 0) break;
     }
     for (const t of await store.listTokens(account.uid)) await store.deleteToken(t.uid, t.tokenId);

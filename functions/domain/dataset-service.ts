@@ -116,6 +116,18 @@ export class DatasetService {
   async delete(caller: Caller | null, accountName: string, datasetName: string): Promise<void> {
     const { dataset } = await this.access.writableDataset(caller, accountName, datasetName, 'delete datasets');
     await this.platform.store.deleteDataset(dataset);
+    await this.removeContents(dataset.id);
+  }
+
+  /**
+   * Removes what a deleted dataset owned: jobs, assets and every blob under its prefix. The
+   * dataset record goes first, so a failure here leaves unreachable leftovers, never a half dataset.
+   */
+  async removeContents(datasetId: string): Promise<void> {
+    const { store, blobs } = this.platform;
+    for (const job of await store.listJobs(datasetId)) await store.deleteJob(datasetId, job.jobId);
+    for (const asset of await store.listAssets(datasetId)) await store.deleteAsset(datasetId, asset.identifier);
+    for await (const blob of blobs.data.list(`datasets/${datasetId}/`)) await blobs.data.delete(blob.key);
   }
 
   async addPrefixes(caller: Caller | null, accountName: string, datasetName: string, prefixes: Prefix[]): Promise<DatasetWithOwner> {

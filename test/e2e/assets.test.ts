@@ -1,4 +1,6 @@
 /** Assets with versions: multipart and tus uploads, listing, downloads, deletes, access. */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestPlatform } from '../support/platform.js';
 
@@ -26,7 +28,7 @@ async function uploadTus(dataset: string, token: string, name: string, content: 
   const patch = await fetch(created.headers.get('location')!, {
     method: 'PATCH',
     headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
-    body: content,
+    body: content as BodyInit,
   });
   return { status: patch.status, body: JSON.parse(await patch.text()) };
 }
@@ -114,5 +116,14 @@ describe('assets', () => {
     const readme = await p.request('GET', '/datasets/alice/docs/assets?fileName=readme.txt');
     expect((await p.request('DELETE', `/datasets/alice/docs/assets/${readme.body.identifier}`, { token: bob })).status).toBe(403);
     expect((await p.request('DELETE', `/datasets/alice/docs/assets/${readme.body.identifier}`)).status).toBe(401);
+  });
+
+  it('go away with their dataset, bytes included', async () => {
+    const ds = await p.createDataset('alice', 'short-lived', 'private', alice);
+    await uploadSimple('alice/short-lived', alice, 'a.txt', 'bytes on disk');
+    const dir = join(p.dataDir, 'blobs', 'data', 'datasets', ds.id);
+    expect((await readdir(dir)).length).toBeGreaterThan(0);
+    expect((await p.request('DELETE', '/datasets/alice/short-lived', { token: alice })).status).toBe(204);
+    await expect(readdir(dir)).rejects.toThrow(/ENOENT/);
   });
 });
