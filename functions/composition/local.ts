@@ -185,6 +185,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       settings,
     });
     tasks.bind((datasetId, jobId) => services.imports.run(datasetId, jobId));
+    await services.imports.recoverInterrupted();
     const handlers = Object.fromEntries(
       (Object.keys(FAMILIES) as Family[]).map((f) => [f, HANDLER_MODULES[f].mount(services)]),
     ) as Record<Family, FamilyHandler>;

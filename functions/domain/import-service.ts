@@ -220,6 +220,31 @@ export class ImportService {
     }
   }
 
+  /**
+   * After a restart of a single-process runtime: queued jobs are queued again, and jobs that were
+   * indexing when the process stopped end in error (their dataset was never changed).
+   */
+  async recoverInterrupted(): Promise<void> {
+    let after: string | undefined;
+    for (let round = 0; round < 10_000; round++) {
+      const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
+      for (const { item: dataset } of batch.items) {
+        for (const job of await this.platform.store.listJobs(dataset.id)) {
+          if (job.status === 'pending' || job.status === 'downloading') await this.platform.tasks.enqueueImport(dataset.id, job.jobId);
+          if (job.status === 'indexing') {
+            const message = 'The platform stopped while this job was indexing; the dataset was not changed. Start a new job.';
+            await this.platform.store
+              .updateJob({ ...job, status: 'error', error: { message }, updatedAt: this.now(), finishedAt: this.now() }, ['indexing'])
+              .catch(() => {});
+          }
+        }
+      }
+      const last = batch.items[batch.items.length - 1];
+      if (!batch.more || !last) return;
+      after = last.cursor;
+    }
+  }
+
   /** Runs a started job to its end. Called by the task queue; never throws. */
   async run(datasetId: string, jobId: string): Promise<void> {
     let job = await this.platform.store.getJob(datasetId, jobId);

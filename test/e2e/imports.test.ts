@@ -297,3 +297,30 @@ describe('access', () => {
     expect(multipart.status).toBe(403);
   });
 });
+
+describe('a restart', () => {
+  it('fails jobs that were indexing and leaves their dataset unchanged', async () => {
+    const first = await TestPlatform.start({ adminAccount: 'root' });
+    const token = first.adminToken;
+    await first.createDataset('root', 'interrupted', 'private', token);
+    const created = await first.request('POST', '/datasets/root/interrupted/jobs', { token, body: {} });
+    const job = created.body;
+    // Simulate a crash mid-import: the job record says indexing, through the product's own store.
+    const store = first.platform.services.platform.store;
+    const record = (await store.getJob(job.datasetId, job.jobId))!;
+    await store.updateJob({ ...record, status: 'indexing' }, ['created']);
+    await first.stop({ keepData: true });
+
+    const second = await TestPlatform.start({ dataDir: first.dataDir, adminAccount: 'root' });
+    try {
+      const after = await second.request('GET', `/datasets/root/interrupted/jobs/${job.jobId}`, { token });
+      expect(after.body.status).toBe('error');
+      expect(after.body.error.message).toMatch(/stopped while this job was indexing/);
+      expect((await second.request('GET', '/datasets/root/interrupted', { token })).body.statements).toBe(0);
+    } finally {
+      await second.stop();
+      const { rm } = await import('node:fs/promises');
+      await rm(first.dataDir, { recursive: true, force: true });
+    }
+  });
+});

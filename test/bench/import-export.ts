@@ -1,0 +1,338 @@
+/**
+ * Import and export throughput through the HTTP API, next to the bare parser / serializer on the
+ * same data in the same run (the ratio is the platform's overhead):
+ *
+ * - import (N-Triples, Turtle): tus upload of the generated file (streamed, in chunks) into a
+ *   fresh dataset, start, poll until the job ends. Timed from the first upload byte to `finished`.
+ *   Baseline: N3's StreamParser over the same file (`bareParse`, the parser parseRdf wraps).
+ * - export (N-Triples, TriG): `GET /datasets/{a}/{d}/download.{nt,trig}`, streamed and counted.
+ *   Baseline: functions/rdf/serialize.ts (`serializeRdf`, what the export runs) over the same
+ *   statements, pre-parsed into memory so only serializer time is measured.
+ * - server memory: VmHWM / VmRSS of the platform process, and the highest VmRSS seen per phase.
+ *
+ * Aims (from the issue): import ≤ 2× the bare parser, export ≤ 1.5× the bare serializer, server
+ * peak memory under 1 GB. Prints figures; asserts nothing.
+ */
+import { createReadStream } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { formatByName, type RdfFormat } from '../../functions/rdf/formats.js';
+import type { NtQuad } from '../../functions/rdf/nt.js';
+import { parseRdf } from '../../functions/rdf/parse.js';
+import { serializeRdf, type RdfPrefix } from '../../functions/rdf/serialize.js';
+import type { RunningPlatform } from './embedded-server.js';
+import { generateDataset, type GeneratedDataset } from './generate.js';
+import { bareParse, countingSink, ourParse, type SpeedResult } from './rdf-bare.js';
+
+const ACCOUNT = 'bench-rdf';
+const TUS_CHUNK = 16 * 1024 * 1024;
+const POLL_MS = 25;
+const EXPORT_BATCH = 2000; // as ExportService.quadBatches
+const IMPORT_AIM = 2;
+const EXPORT_AIM = 1.5;
+const MEMORY_AIM_BYTES = 1e9;
+
+// ---------------------------------------------------------------------------------------------
+// Formatting
+
+const int = (n: number) => Math.round(n).toLocaleString('en');
+const secs = (s: number) => `${s.toFixed(s < 10 ? 2 : 1)} s`;
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+function perSecond(statements: number, seconds: number): string {
+  const r = statements / seconds;
+  return r >= 1e6 ? `${(r / 1e6).toFixed(2)}M st/s` : `${(r / 1e3).toFixed(0)}k st/s`;
+}
+const ratioText = (ours: number, bare: number, aim: number) => {
+  const ratio = ours / bare;
+  return `ratio ${ratio.toFixed(2)}× (aim ≤ ${aim}×: ${ratio <= aim ? 'aim met' : 'aim missed'})`;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Server memory
+
+function procStatus(pid: number): { hwm?: number; rss?: number } {
+  let status = '';
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return {};
+  }
+  const kb = (name: string) => {
+    const m = new RegExp(`${name}:\\s+(\\d+)`).exec(status);
+    return m ? Number(m[1]) * 1024 : undefined;
+  };
+  return { hwm: kb('VmHWM'), rss: kb('VmRSS') };
+}
+
+/** Highest VmRSS of `pid` while `run` runs (sampled every 50 ms). */
+async function sampled<T>(pid: number, run: () => Promise<T>): Promise<{ result: T; peakRss: number }> {
+  let peak = procStatus(pid).rss ?? 0;
+  const timer = setInterval(() => (peak = Math.max(peak, procStatus(pid).rss ?? 0)), 50);
+  try {
+    const result = await run();
+    peak = Math.max(peak, procStatus(pid).rss ?? 0);
+    return { result, peakRss: peak };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+interface Api {
+  json(method: string, path: string, body?: unknown): Promise<any>;
+  headers: Record<string, string>;
+}
+
+function apiFor(platform: RunningPlatform): Api {
+  const headers = { authorization: `Bearer ${platform.adminToken}` };
+  return {
+    headers,
+    async json(method, path, body) {
+      const res = await fetch(`${platform.url}${path}`, {
+        method,
+        headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+      return text ? JSON.parse(text) : undefined;
+    },
+  };
+}
+
+/** One raw request with node:http (known Content-Length, body streamed from `body`). */
+function rawRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: NodeJS.ReadableStream,
+): Promise<{ res: IncomingMessage; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ res, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (body) {
+      body.on('error', reject);
+      body.pipe(req);
+    } else req.end();
+  });
+}
+
+/** tus 1.0.0: create the upload, then PATCH it in chunks streamed from the file. */
+async function tusUpload(api: Api, addUrl: string, file: string, fileName: string, size: number): Promise<void> {
+  const tus = { ...api.headers, 'tus-resumable': '1.0.0' };
+  const created = await rawRequest(addUrl, 'POST', {
+    ...tus,
+    'upload-length': String(size),
+    'upload-metadata': `filename ${Buffer.from(fileName).toString('base64')}`,
+    'content-length': '0',
+  });
+  const location = created.res.headers.location;
+  if (created.res.statusCode !== 201 || !location) throw new Error(`tus create: ${created.res.statusCode} ${created.text}`);
+  for (let offset = 0; offset < size; offset += TUS_CHUNK) {
+    const length = Math.min(TUS_CHUNK, size - offset);
+    const body = createReadStream(file, { start: offset, end: offset + length - 1, highWaterMark: 1024 * 1024 });
+    const patched = await rawRequest(
+      location,
+      'PATCH',
+      { ...tus, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', 'content-length': String(length) },
+      body,
+    );
+    if (patched.res.statusCode !== 204) throw new Error(`tus PATCH at ${offset}: ${patched.res.statusCode} ${patched.text}`);
+  }
+}
+
+interface ImportResult {
+  statements: number;
+  seconds: number;
+  uploadSeconds: number;
+  indexingSeconds: number;
+}
+
+/** A fresh dataset, a job, the file over tus, start, poll. */
+async function httpImport(api: Api, platform: RunningPlatform, dataset: string, file: string, fileName: string, size: number, prefixes: RdfPrefix[]): Promise<ImportResult> {
+  await api.json('POST', `/datasets/${ACCOUNT}`, { name: dataset, accessLevel: 'private', prefixes });
+  const job = await api.json('POST', `/datasets/${ACCOUNT}/${dataset}/jobs`, { defaultGraphName: `https://data.example.org/graphs/${dataset}` });
+  const jobPath = `/datasets/${ACCOUNT}/${dataset}/jobs/${job.jobId}`;
+  const start = performance.now();
+  await tusUpload(api, `${platform.url}${jobPath}/add`, file, fileName, size);
+  const uploaded = performance.now();
+  await api.json('POST', `${jobPath}/start`);
+  for (;;) {
+    const state = await api.json('GET', jobPath);
+    if (state.status === 'finished') {
+      const end = performance.now();
+      return {
+        statements: state.numberOfStatements,
+        seconds: (end - start) / 1000,
+        uploadSeconds: (uploaded - start) / 1000,
+        indexingSeconds: (end - uploaded) / 1000,
+      };
+    }
+    if (state.status === 'error' || state.status === 'canceled') throw new Error(`import of ${fileName}: ${state.status}: ${state.error?.message}`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/** Streams an export to nowhere, counting bytes (and newlines, for line-based formats). */
+function httpExport(api: Api, url: string): Promise<{ bytes: number; lines: number; seconds: number }> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const req = httpRequest(url, { headers: api.headers }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        return reject(new Error(`GET ${url}: ${res.statusCode}`));
+      }
+      let bytes = 0;
+      let lines = 0;
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
+      });
+      res.on('end', () => resolve({ bytes, lines, seconds: (performance.now() - start) / 1000 }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bare serializer
+
+/**
+ * The statements of `file` as the export would hand them to serializeRdf: canonical quads in
+ * batches of EXPORT_BATCH, in the graph `graph`, blank node labels as long as an import's.
+ */
+async function loadQuads(file: string, graph: string): Promise<NtQuad[][]> {
+  const batches: NtQuad[][] = [];
+  let batch: NtQuad[] = [];
+  for await (const parsed of parseRdf(createReadStream(file, { highWaterMark: 64 * 1024 }), { format: formatByName('ntriples'), blankNodePrefix: 'j0123abcdf0x' })) {
+    for (const q of parsed) {
+      batch.push({ subject: q.subject, predicate: q.predicate, object: q.object, graph });
+      if (batch.length === EXPORT_BATCH) {
+        batches.push(batch);
+        batch = [];
+      }
+    }
+  }
+  if (batch.length) batches.push(batch);
+  return batches;
+}
+
+/** serializeRdf over in-memory batches into a byte-counting sink. */
+async function bareSerializeRdf(batches: NtQuad[][], format: RdfFormat, prefixes: RdfPrefix[]): Promise<SpeedResult> {
+  async function* source(): AsyncGenerator<NtQuad[]> {
+    for (const b of batches) yield b;
+  }
+  const sink = countingSink();
+  const start = performance.now();
+  await pipeline(serializeRdf(source(), { format, prefixes }), sink);
+  return { statements: batches.reduce((n, b) => n + b.length, 0), seconds: (performance.now() - start) / 1000, bytes: sink.bytes };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface ImportExportOptions {
+  /** Statements to generate (default BENCH_STATEMENTS or 1,000,000). */
+  statements?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Runs the import/export benchmark against a running platform (see embedded-server.ts) and
+ * prints one line per measurement.
+ */
+export async function benchImportExport(platform: RunningPlatform, options: ImportExportOptions = {}): Promise<void> {
+  const n = options.statements ?? Number(process.env.BENCH_STATEMENTS ?? 1_000_000);
+  const log = options.log ?? ((line: string) => console.log(line));
+  const api = apiFor(platform);
+  const t0 = performance.now();
+  const data = await generateDataset(n);
+  const warm = await generateDataset(Math.min(50_000, Math.max(1000, Math.floor(n / 10))), await mkdirp(join(data.dir, 'warmup')));
+  log(
+    `# Import/export through HTTP (${platform.url}): ${int(data.statements)} generated statements, ${int(data.subjects)} subjects; ` +
+      `N-Triples ${mib(data.ntriplesBytes)}, Turtle ${mib(data.turtleBytes)} (generated in ${secs((performance.now() - t0) / 1000)})`,
+  );
+  const phases: [string, number][] = [];
+  try {
+    await api.json('POST', '/accounts', { type: 'org', accountName: ACCOUNT });
+
+    // Warm-up (JIT on both sides, first-use costs): bare parsers, and a small import and export.
+    const nt = formatByName('ntriples');
+    const ttl = formatByName('turtle');
+    const trig = formatByName('trig');
+    for (const [format, file, size, name] of [[nt, warm.ntriples, warm.ntriplesBytes, 'warm.nt'], [ttl, warm.turtle, warm.turtleBytes, 'warm.ttl']] as const) {
+      await bareParse(file, format);
+      await ourParse(file, format);
+      const dataset = `warmup-${format.extensions[0]}`;
+      await httpImport(api, platform, dataset, file, name, size, data.prefixes);
+      for (const ext of ['nt', 'trig']) await httpExport(api, `${platform.url}/datasets/${ACCOUNT}/${dataset}/download.${ext}`);
+    }
+
+    // Import.
+    const imports: [RdfFormat, string, number, string][] = [
+      [nt, data.ntriples, data.ntriplesBytes, 'N-Triples'],
+      [ttl, data.turtle, data.turtleBytes, 'Turtle'],
+    ];
+    for (const [format, file, size, label] of imports) {
+      const bare = await bareParse(file, format);
+      const ours = await ourParse(file, format);
+      const dataset = `import-${format.extensions[0]}`;
+      const { result, peakRss } = await sampled(platform.pid, () => httpImport(api, platform, dataset, file, `bench.${format.extensions[0]}`, size, data.prefixes));
+      phases.push([`import ${label}`, peakRss]);
+      const check = result.statements === bare.statements ? '' : ` [!: the job counted ${int(result.statements)}, the parser ${int(bare.statements)}]`;
+      log(
+        `import ${label}: ${int(result.statements)} statements in ${secs(result.seconds)} = ${perSecond(result.statements, result.seconds)} ` +
+          `(upload ${secs(result.uploadSeconds)}, start→finished ${secs(result.indexingSeconds)}); ` +
+          `bare parser ${secs(bare.seconds)} = ${perSecond(bare.statements, bare.seconds)}; ${ratioText(result.seconds, bare.seconds, IMPORT_AIM)}${check}`,
+      );
+      log(`    (parseRdf, the platform's parser wrapper, alone: ${secs(ours.seconds)} = ${perSecond(ours.statements, ours.seconds)}; ${(ours.seconds / bare.seconds).toFixed(2)}× the bare parser)`);
+    }
+
+    // Export the dataset imported from N-Triples.
+    const dataset = `import-nt`;
+    const statements = (await api.json('GET', `/datasets/${ACCOUNT}/${dataset}`)).statements as number;
+    const graph = `<https://data.example.org/graphs/${dataset}>`;
+    const quads = await loadQuads(data.ntriples, graph);
+    const warmQuads = quads.slice(0, 25);
+    for (const [format, ext, label] of [[nt, 'nt', 'N-Triples'], [trig, 'trig', 'TriG']] as const) {
+      await bareSerializeRdf(warmQuads, format, data.prefixes);
+      const bare = await bareSerializeRdf(quads, format, data.prefixes);
+      const { result, peakRss } = await sampled(platform.pid, () => httpExport(api, `${platform.url}/datasets/${ACCOUNT}/${dataset}/download.${ext}`));
+      phases.push([`export ${label}`, peakRss]);
+      const check = ext === 'nt' && result.lines !== statements ? ` [!: ${int(result.lines)} lines for ${int(statements)} statements]` : '';
+      log(
+        `export ${label}: ${int(statements)} statements, ${mib(result.bytes)} in ${secs(result.seconds)} = ${perSecond(statements, result.seconds)}; ` +
+          `bare serializer (serializeRdf) ${mib(bare.bytes ?? 0)} in ${secs(bare.seconds)} = ${perSecond(bare.statements, bare.seconds)}; ` +
+          `${ratioText(result.seconds, bare.seconds, EXPORT_AIM)}${check}`,
+      );
+    }
+
+    const { hwm, rss } = procStatus(platform.pid);
+    if (hwm !== undefined && rss !== undefined) {
+      log(
+        `platform memory: peak (VmHWM) ${mib(hwm)}, now (VmRSS) ${mib(rss)} (aim < 1 GB: ${hwm < MEMORY_AIM_BYTES ? 'aim met' : 'aim missed'}); ` +
+          `highest VmRSS seen: ${phases.map(([name, peak]) => `${name} ${mib(peak)}`).join(', ')}`,
+      );
+    } else log('platform memory: /proc not readable here');
+  } finally {
+    await rm(data.dir, { recursive: true, force: true });
+  }
+}
+
+async function mkdirp(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+export type { GeneratedDataset };
