@@ -2,6 +2,7 @@ import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from
 import type { AssetRecord } from '../domain/assets.js';
 import type { DatasetRecord } from '../domain/datasets.js';
 import type { JobFileRecord, JobRecord, JobStatus } from '../domain/jobs.js';
+import type { ServiceRecord } from '../domain/services.js';
 
 /** One item of a listing, with the opaque cursor that resumes the listing right after it. */
 export interface Positioned<T> {
@@ -90,4 +91,14 @@ export interface MetadataStore {
   replaceAsset(asset: AssetRecord, expectedUpdatedAt: string): Promise<void>;
   deleteAsset(datasetId: string, identifier: string): Promise<void>;
   listAssets(datasetId: string): Promise<AssetRecord[]>;
+
+  /** ConflictError if the dataset has a service of that name (case-insensitive). */
+  createService(service: ServiceRecord): Promise<void>;
+  getService(datasetId: string, name: string): Promise<ServiceRecord | null>;
+  /** Writes the service if its stored `updatedAt` is `expectedUpdatedAt`; ConflictError otherwise. */
+  replaceService(service: ServiceRecord, expectedUpdatedAt: string): Promise<void>;
+  /** Claims the new name, then removes the old item; ConflictError if the name is taken. */
+  renameService(service: ServiceRecord, newName: string, updatedAt: string): Promise<ServiceRecord>;
+  deleteService(datasetId: string, name: string): Promise<void>;
+  listServices(datasetId: string): Promise<ServiceRecord[]>;
 }

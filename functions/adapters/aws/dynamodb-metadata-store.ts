@@ -11,6 +11,7 @@ import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from
 import type { AssetRecord } from '../../domain/assets.js';
 import type { DatasetRecord } from '../../domain/datasets.js';
 import type { JobFileRecord, JobRecord, JobStatus } from '../../domain/jobs.js';
+import type { ServiceRecord } from '../../domain/services.js';
 import { ConflictError } from '../../domain/errors.js';
 import { nameKey } from '../../domain/names.js';
 import type { Batch, ListRequest, MetadataStore } from '../../ports/metadata-store.js';
@@ -30,6 +31,7 @@ const K = {
   job: (datasetId: string, jobId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOB#${jobId}` }),
   jobFile: (datasetId: string, jobId: string, fileId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOBFILE#${jobId}#${fileId}` }),
   asset: (datasetId: string, identifier: string) => ({ pk: `DSDATA#${datasetId}`, sk: `ASSET#${identifier}` }),
+  service: (datasetId: string, name: string) => ({ pk: `DSDATA#${datasetId}`, sk: `SERVICE#${nameKey(name)}` }),
 };
 
 const isConditionFailure = (e: unknown): boolean =>
@@ -448,6 +450,52 @@ export class DynamoDbMetadataStore implements MetadataStore {
     return this.queryAll<AssetRecord>({
       KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
       ExpressionAttributeValues: { ':p': `DSDATA#${datasetId}`, ':s': 'ASSET#' },
+    });
+  }
+
+  async createService(service: ServiceRecord): Promise<void> {
+    await this.putNew({ ...service, ...K.service(service.datasetId, service.name) }, `A service named "${service.name}" already exists in this dataset.`);
+  }
+
+  getService(datasetId: string, name: string): Promise<ServiceRecord | null> {
+    return this.get<ServiceRecord>(K.service(datasetId, name));
+  }
+
+  async replaceService(service: ServiceRecord, expectedUpdatedAt: string): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...service, ...K.service(service.datasetId, service.name) },
+          ConditionExpression: 'attribute_exists(pk) AND updatedAt = :expected',
+          ExpressionAttributeValues: { ':expected': expectedUpdatedAt },
+        }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new ConflictError('The service changed meanwhile; read it again and retry.');
+      throw e;
+    }
+  }
+
+  async renameService(service: ServiceRecord, newName: string, updatedAt: string): Promise<ServiceRecord> {
+    const renamed = { ...service, name: newName, updatedAt };
+    if (nameKey(newName) === nameKey(service.name)) {
+      await this.replaceService(renamed, service.updatedAt);
+      return renamed;
+    }
+    await this.putNew({ ...renamed, ...K.service(service.datasetId, newName) }, `A service named "${newName}" already exists in this dataset.`);
+    await this.delete(K.service(service.datasetId, service.name));
+    return renamed;
+  }
+
+  async deleteService(datasetId: string, name: string): Promise<void> {
+    await this.delete(K.service(datasetId, name));
+  }
+
+  listServices(datasetId: string): Promise<ServiceRecord[]> {
+    return this.queryAll<ServiceRecord>({
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `DSDATA#${datasetId}`, ':s': 'SERVICE#' },
     });
   }
 }

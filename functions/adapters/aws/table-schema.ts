@@ -11,7 +11,8 @@
  *   ACC#<uid> / DS#<lower name>           dataset; gsi1 lists all datasets, gsi2 finds it by id
  *   SESSION#<sha256> / SESSION            console session (expiresAt filtered on read, TTL on AWS)
  *   DSDATA#<datasetId> / JOB#<jobId>     import job; JOBFILE#<jobId>#<fileId> its uploaded files;
- *                                         ASSET#<identifier> an asset with its versions
+ *                                         ASSET#<identifier> an asset with its versions;
+ *                                         SERVICE#<lower name> a SPARQL service and its snapshot
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',

@@ -1,0 +1,204 @@
+import { Worker } from 'node:worker_threads';
+import {
+  type EngineQuery,
+  EngineOverloadedError,
+  EngineQueryError,
+  EngineTimeoutError,
+  type Reasoner,
+  type SnapshotSource,
+  type SparqlEngine,
+  type SparqlStore,
+} from '../../../ports/platform.js';
+
+const WORKER_URL = new URL('./worker.mjs', import.meta.url);
+const MAX_WAITING = 256;
+
+interface Reply {
+  id: number;
+  ok: boolean;
+  error?: string;
+  result?: string;
+  size?: number;
+  graphs?: string[];
+  hasDefault?: boolean;
+}
+
+/** One worker thread holding one copy of the store; one request at a time. */
+class Replica {
+  private worker!: Worker;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
+  busy = false;
+  ready = false;
+
+  constructor(private readonly onExit: (replica: Replica) => void) {
+    this.spawn();
+  }
+
+  private spawn(): void {
+    this.worker = new Worker(WORKER_URL);
+    this.worker.on('message', (reply: Reply) => {
+      const p = this.pending.get(reply.id);
+      if (!p) return;
+      this.pending.delete(reply.id);
+      p.resolve(reply);
+    });
+    this.worker.on('error', (e) => this.failAll(e));
+    this.worker.on('exit', () => {
+      this.failAll(new Error('the query worker stopped'));
+      this.ready = false;
+      this.onExit(this);
+    });
+  }
+
+  private failAll(error: Error): void {
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+  }
+
+  send(message: Record<string, unknown>): Promise<Reply> {
+    const id = this.nextId++;
+    return new Promise<Reply>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ ...message, id });
+    });
+  }
+
+  async terminate(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
+/**
+ * The snapshot loaded into `replicas` worker threads (2 by default). A query goes to an idle
+ * replica; a query that outlives its timeout has its thread terminated (oxigraph cannot be
+ * interrupted) and answers a timeout, while the other replicas keep serving and a fresh replica
+ * reloads the snapshot in the background.
+ */
+class OxigraphStore implements SparqlStore {
+  private readonly replicas: Replica[] = [];
+  private readonly waiting: { resolve: (r: Replica) => void; reject: (e: Error) => void }[] = [];
+  private closed = false;
+  statements = 0;
+
+  constructor(
+    private readonly source: SnapshotSource,
+    private readonly reasoner: Reasoner,
+    private readonly replicaCount: number,
+  ) {}
+
+  async start(): Promise<void> {
+    for (let i = 0; i < this.replicaCount; i++) this.replicas.push(this.newReplica());
+    await this.load(this.replicas);
+  }
+
+  private newReplica(): Replica {
+    return new Replica((dead) => void this.replace(dead));
+  }
+
+  /** Streams the snapshot into replicas (each chunk to all of them), then reasons. */
+  private async load(replicas: Replica[]): Promise<void> {
+    for await (const chunk of this.source.chunks()) {
+      const replies = await Promise.all(replicas.map((r) => r.send({ type: 'load', chunk })));
+      const failed = replies.find((r) => !r.ok);
+      if (failed) throw new Error(`loading the snapshot failed: ${failed.error}`);
+    }
+    const finals = await Promise.all(replicas.map((r) => r.send({ type: 'reason', level: this.reasoner })));
+    const failed = finals.find((r) => !r.ok);
+    if (failed) throw new Error(`reasoning failed: ${failed.error}`);
+    this.statements = finals[0]?.size ?? 0;
+    for (const r of replicas) {
+      r.ready = true;
+      this.release(r);
+    }
+  }
+
+  private async replace(dead: Replica): Promise<void> {
+    const i = this.replicas.indexOf(dead);
+    if (i < 0 || this.closed) return;
+    const fresh = this.newReplica();
+    this.replicas[i] = fresh;
+    try {
+      await this.load([fresh]);
+    } catch (e) {
+      if (!this.closed) console.error('reloading a query replica failed', { error: (e as Error).message });
+    }
+  }
+
+  private release(replica: Replica): void {
+    replica.busy = false;
+    const next = this.waiting.shift();
+    if (next) {
+      replica.busy = true;
+      next.resolve(replica);
+    }
+  }
+
+  private acquire(): Promise<Replica> {
+    const idle = this.replicas.find((r) => r.ready && !r.busy);
+    if (idle) {
+      idle.busy = true;
+      return Promise.resolve(idle);
+    }
+    if (this.waiting.length >= MAX_WAITING) {
+      return Promise.reject(new EngineOverloadedError('The service is busy with other queries; retry in a moment.'));
+    }
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
+  }
+
+  async query(request: EngineQuery): Promise<string> {
+    if (this.closed) throw new EngineOverloadedError('The service is stopping; retry in a moment.');
+    const started = Date.now();
+    const replica = await this.acquire();
+    const remaining = request.timeoutMs - (Date.now() - started);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const reply = await Promise.race([
+        replica.send({
+          type: 'query',
+          query: request.query,
+          format: request.format,
+          defaultGraphs: request.defaultGraphs,
+          namedGraphs: request.namedGraphs,
+          baseIri: request.baseIri,
+        }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new EngineTimeoutError(`The query ran longer than ${Math.round(request.timeoutMs / 1000)} s and was stopped.`)), Math.max(remaining, 1));
+        }),
+      ]);
+      if (!reply.ok) throw new EngineQueryError(reply.error ?? 'query failed');
+      this.release(replica);
+      return reply.result ?? '';
+    } catch (e) {
+      if (e instanceof EngineTimeoutError) {
+        // Its thread is stuck in the query: end it; the exit handler starts a replacement.
+        replica.ready = false;
+        void replica.terminate();
+      } else {
+        this.release(replica);
+      }
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) w.reject(new EngineOverloadedError('The service stopped.'));
+    await Promise.all(this.replicas.map((r) => r.terminate()));
+  }
+}
+
+export const oxigraphEngine: SparqlEngine = {
+  async open(source, options) {
+    const store = new OxigraphStore(source, options.reasoner, options.replicas ?? 2);
+    try {
+      await store.start();
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+    return store;
+  },
+};
