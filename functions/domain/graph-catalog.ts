@@ -22,8 +22,12 @@ export class GraphCatalog {
 
   constructor(private readonly platform: Platform) {}
 
-  async manifest(dataset: DatasetRecord): Promise<GraphManifest> {
-    const key = dataset.graphsManifest;
+  manifest(dataset: DatasetRecord): Promise<GraphManifest> {
+    return this.manifestAt(dataset.graphsManifest ?? null);
+  }
+
+  /** The manifest stored under `key` (null: the empty dataset). */
+  async manifestAt(key: string | null): Promise<GraphManifest> {
     if (!key) return EMPTY_MANIFEST;
     const cached = this.manifests.get(key);
     if (cached) return cached;
@@ -88,11 +92,42 @@ export class GraphCatalog {
     return stream;
   }
 
-  /** Deletes graph blobs the new manifest no longer references (best effort). */
-  async collect(previous: GraphManifest, current: GraphManifest): Promise<void> {
-    const kept = new Set(current.graphs.map((g) => g.blobKey));
-    for (const g of previous.graphs) {
+  /**
+   * Deletes the graph blobs of `candidates` that nothing references any more: not the dataset's
+   * current manifest, nor the snapshot a service of the dataset serves or is loading. Best effort.
+   */
+  async collect(datasetId: string, candidates: GraphManifest): Promise<void> {
+    const kept = new Set<string>();
+    const dataset = await this.platform.store.getDatasetById(datasetId);
+    const keys = new Set<string | null>([dataset?.graphsManifest ?? null]);
+    for (const service of await this.platform.store.listServices(datasetId)) {
+      keys.add(service.snapshot.manifestKey);
+      if (service.pendingSnapshot) keys.add(service.pendingSnapshot.manifestKey);
+    }
+    for (const key of keys) for (const g of (await this.manifestAt(key)).graphs) kept.add(g.blobKey);
+    for (const g of candidates.graphs) {
       if (!kept.has(g.blobKey)) await this.platform.blobs.data.delete(g.blobKey).catch(() => {});
+    }
+  }
+
+  /** The N-Quads of a manifest's graphs, in chunks of about `chunkChars`, for loading an engine. */
+  async *nquads(manifest: GraphManifest, chunkChars = 4 * 1024 * 1024): AsyncGenerator<string> {
+    for (const g of manifest.graphs) {
+      const suffix = ` <${g.graphName.replace(/[\u0000-\u0020<>"{}|^`\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`)}> .`;
+      let parts: string[] = [];
+      let size = 0;
+      for await (const line of await this.lines(g.blobKey)) {
+        if (!line) continue;
+        const quad = line.slice(0, -2) + suffix;
+        parts.push(quad);
+        size += quad.length + 1;
+        if (size >= chunkChars) {
+          yield `${parts.join('\n')}\n`;
+          parts = [];
+          size = 0;
+        }
+      }
+      if (parts.length) yield `${parts.join('\n')}\n`;
     }
   }
 }

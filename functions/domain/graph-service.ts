@@ -56,6 +56,6 @@ export class GraphService {
       }
       return { graphs: current.graphs.filter((g) => g.id !== graphId) };
     });
-    await this.catalog.collect(result.previous, result.manifest);
+    await this.catalog.collect(dataset.id, result.previous);
   }
 }

@@ -265,7 +265,7 @@ export class ImportService {
         mergedBlobs = [];
         return this.apply(current, parsed, job!, importedAt, mergedBlobs);
       });
-      await this.catalog.collect(result.previous, result.manifest);
+      await this.catalog.collect(datasetId, result.previous);
       // Parts that were merged into another blob are no longer needed.
       const kept = new Set(result.manifest.graphs.map((g) => g.blobKey));
       for (const key of written) if (!kept.has(key)) await this.platform.blobs.data.delete(key).catch(() => {});

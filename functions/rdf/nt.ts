@@ -103,31 +103,32 @@ export function ntLiteral(lex: string, language?: string, datatype?: string): st
 // ---------------------------------------------------------------------------------------------
 // Blank node labels
 
-const PLAIN_LABEL = /^[A-Za-wyz0-9]+$/;
+const PLAIN_LABEL = /^[A-PR-Za-z0-9]+$/;
 const PREFIX_OK = /^[A-Za-z0-9]*$/;
 
 /**
- * Injective mapping of any label to [A-Za-z0-9]+: letters and digits other than `x` stay,
- * every other UTF-16 unit becomes `x` + 4 upper-case hex digits (so `x` itself is `x0078`).
- * The output never contains `xg` or `xh`, which {@link anonymousLabel} uses for parser-generated nodes.
+ * Injective mapping of any label to [A-Za-z0-9]+: letters and digits other than `Q` stay,
+ * every other UTF-16 unit becomes `Q` + 4 upper-case hex digits (so `Q` itself is `Q0051`,
+ * `a-b` is `aQ002Db`). The output never contains `Qg` or `Qh`, which {@link anonymousLabel}
+ * uses for parser-generated nodes.
  */
 export function sanitizeBlankLabel(label: string): string {
   if (PLAIN_LABEL.test(label)) return label;
   let out = '';
   for (let i = 0; i < label.length; i++) {
     const c = label.charCodeAt(i);
-    if ((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122 && c !== 120)) out += label[i];
-    else out += `x${hex4(c)}`;
+    if ((c >= 48 && c <= 57) || (c >= 65 && c <= 90 && c !== 81) || (c >= 97 && c <= 122)) out += label[i];
+    else out += `Q${hex4(c)}`;
   }
-  return out || 'x0000';
+  return out || 'Q0000';
 }
 
 /**
- * Label for a node the parser invented (Turtle `[]`, collections): disjoint from sanitized labels
- * (which never contain `xg`/`xh`). N3's `n3-<n>` becomes `xg<n>`.
+ * Label for a node the parser invented (Turtle `[]`, collections): disjoint from sanitized labels.
+ * N3's `n3-<n>` becomes `Qg<n>`.
  */
 export function anonymousLabel(generated: string): string {
-  return /^n3-\d+$/.test(generated) ? `xg${generated.slice(3)}` : `xh${sanitizeBlankLabel(generated)}`;
+  return /^n3-\d+$/.test(generated) ? `Qg${generated.slice(3)}` : `Qh${sanitizeBlankLabel(generated)}`;
 }
 
 export function assertBlankNodePrefix(prefix: string): void {
@@ -199,19 +200,11 @@ export function rdfJsQuadToNt(q: RdfJsQuadLike, blankNodePrefix = ''): NtQuad {
 export function makeN3TermConverter(blankNodePrefix: string, n3NamedPrefix: string): (term: RdfJsTermLike & { id?: string }) => string {
   assertBlankNodePrefix(blankNodePrefix);
   const named = n3NamedPrefix.length;
-  // Labels repeat (same node referenced many times): cache per parse, bounded.
-  let cache = new Map<string, string>();
-  const blank = (value: string): string => {
-    let out = cache.get(value);
-    if (out === undefined) {
-      out = value.startsWith(n3NamedPrefix)
-        ? `_:${blankNodePrefix}${sanitizeBlankLabel(value.slice(named))}`
-        : `_:${blankNodePrefix}${anonymousLabel(value)}`;
-      if (cache.size >= 100_000) cache = new Map();
-      cache.set(value, out);
-    }
-    return out;
-  };
+  // No cache: a label map would grow with the number of blank nodes in the file.
+  const blank = (value: string): string =>
+    value.startsWith(n3NamedPrefix)
+      ? `_:${blankNodePrefix}${sanitizeBlankLabel(value.slice(named))}`
+      : `_:${blankNodePrefix}${anonymousLabel(value)}`;
   const other = (term: RdfJsTermLike): string => {
     switch (term.termType) {
       case 'NamedNode': return ntAbsoluteIri(term.value);

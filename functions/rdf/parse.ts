@@ -338,10 +338,13 @@ async function* parseWithOxigraph(input: AsyncIterable<Buffer | Uint8Array | str
   let retained: Uint8Array[] | null = [];
   let retainedBytes = 0;
   let pulled = 0;
+  // oxigraph's RDF/XML parser accepts a document that ends inside open elements: check that.
+  const xml = options.format.name === 'rdfxml' ? new XmlEndCheck() : null;
   async function* source(): AsyncGenerator<Uint8Array> {
     try {
       for await (const chunk of input) {
         const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+        xml?.push(bytes);
         if (retained) {
           if (retainedBytes + bytes.length <= RETAIN_BYTES) {
             retained.push(bytes);
@@ -356,7 +359,8 @@ async function* parseWithOxigraph(input: AsyncIterable<Buffer | Uint8Array | str
       throw error;
     }
   }
-  const quads = oxigraph.parse(source(), oxOptions);
+  const feed = source();
+  const quads = oxigraph.parse(feed, oxOptions);
   let batch: NtQuad[] = [];
   try {
     for await (const q of quads) {
@@ -375,8 +379,120 @@ async function* parseWithOxigraph(input: AsyncIterable<Buffer | Uint8Array | str
       if (where) throw new RdfSyntaxError(error.detail, { fileName: options.fileName, kind: error.kind, ...where });
     }
     throw error;
+  } finally {
+    // A consumer that stops early must still release the input (oxigraph does not close it).
+    await feed.return(undefined).catch(() => undefined);
   }
+  const unfinished = xml?.end();
+  if (unfinished) throw new RdfSyntaxError(unfinished.detail, { fileName: options.fileName, line: unfinished.line, column: unfinished.column });
   if (batch.length > 0) yield batch;
+}
+
+/**
+ * Follows the element nesting of an XML byte stream that oxigraph has already checked for
+ * everything else (tags, attributes, comments, CDATA, PIs, DOCTYPE) and says, at the end,
+ * whether the document was complete: a root element, and every element closed.
+ */
+export class XmlEndCheck {
+  private readonly decoder = new TextDecoder('utf-8');
+  private carry = '';
+  private readonly open: string[] = [];
+  private root = false;
+  private line = 1;
+  private column0 = 0;
+
+  push(bytes: Uint8Array): void {
+    this.scan(this.carry + this.decoder.decode(bytes, { stream: true }), false);
+  }
+
+  end(): { detail: string; line: number; column: number } | null {
+    this.scan(this.carry + this.decoder.decode(), true);
+    const at = { line: this.line, column: this.column0 + 1 };
+    if (this.open.length > 0) {
+      return { detail: `unexpected end of input: element <${this.open[this.open.length - 1]}> is not closed`, ...at };
+    }
+    if (!this.root) return { detail: 'no root element: an RDF/XML document needs one (e.g. <rdf:RDF>)', ...at };
+    return null;
+  }
+
+  private scan(text: string, final: boolean): void {
+    let pos = 0;
+    let done = text.length;
+    for (;;) {
+      const lt = text.indexOf('<', pos);
+      if (lt < 0) break;
+      const end = this.constructEnd(text, lt);
+      if (end < 0) {
+        // Incomplete construct at the end of this chunk: keep it for the next one.
+        if (!final) done = lt;
+        break;
+      }
+      pos = end;
+    }
+    this.carry = text.slice(done);
+    this.advance(text, done);
+  }
+
+  /** Position after the construct starting with `<` at `lt`, or -1 if it continues beyond `text`. */
+  private constructEnd(text: string, lt: number): number {
+    const next = text.charCodeAt(lt + 1);
+    if (Number.isNaN(next)) return -1;
+    if (next === 33 /* ! */) {
+      if (text.length < lt + 9 && !text.startsWith('<!--', lt) && !text.startsWith('<![CDATA[', lt)) {
+        // not enough text to tell a comment or CDATA from a DOCTYPE
+        if ('<!--'.startsWith(text.slice(lt, lt + 4)) || '<![CDATA['.startsWith(text.slice(lt, lt + 9))) return -1;
+      }
+      if (text.startsWith('<!--', lt)) return after(text.indexOf('-->', lt + 4), 3);
+      if (text.startsWith('<![CDATA[', lt)) return after(text.indexOf(']]>', lt + 9), 3);
+      // DOCTYPE (possibly with an internal subset in [...])
+      let depth = 0;
+      for (let i = lt + 2; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 34 || c === 39) {
+          const close = text.indexOf(text[i]!, i + 1);
+          if (close < 0) return -1;
+          i = close;
+        } else if (c === 91) depth++;
+        else if (c === 93) depth--;
+        else if (c === 62 && depth <= 0) return i + 1;
+      }
+      return -1;
+    }
+    if (next === 63 /* ? */) return after(text.indexOf('?>', lt + 2), 2);
+    if (next === 47 /* / */) {
+      const gt = text.indexOf('>', lt + 2);
+      if (gt < 0) return -1;
+      this.open.pop();
+      return gt + 1;
+    }
+    // start tag: find the '>' outside attribute values
+    for (let i = lt + 1; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 34 || c === 39) {
+        const close = text.indexOf(text[i]!, i + 1);
+        if (close < 0) return -1;
+        i = close;
+      } else if (c === 62) {
+        if (text.charCodeAt(i - 1) !== 47 /* / */) this.open.push(/^<([^\s/>]+)/.exec(text.slice(lt, i + 1))?.[1] ?? '?');
+        this.root = true;
+        return i + 1;
+      }
+    }
+    return -1;
+  }
+
+  private advance(text: string, upTo: number): void {
+    let last = -1;
+    for (let i = text.indexOf('\n'); i >= 0 && i < upTo; i = text.indexOf('\n', i + 1)) {
+      this.line++;
+      last = i;
+    }
+    this.column0 = last < 0 ? this.column0 + upTo : upTo - last - 1;
+  }
+}
+
+function after(index: number, length: number): number {
+  return index < 0 ? -1 : index + length;
 }
 
 /**
@@ -431,7 +547,7 @@ function locateOxigraphError(
  */
 export function parseOxigraphMessage(message: string): { detail: string; line?: number; column?: number } {
   const m =
-    /^Parser error (?:at line (\d+) (?:column (\d+)|between columns (\d+) and \d+)|between line (\d+) column (\d+) and line \d+ column \d+): ([\s\S]*)$/.exec(message);
+    /^Parser error (?:at line (\d+) (?:column (\d+)|between columns (\d+) and (?:column )?\d+)|between line (\d+) column (\d+) and line \d+ column \d+): ([\s\S]*)$/.exec(message);
   if (!m) return { detail: message };
   const line = Number(m[1] ?? m[4]);
   const column = Number(m[2] ?? m[3] ?? m[5]);
