@@ -12,12 +12,24 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformS
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  const positive = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
+    return value;
+  };
   return {
     publicApiUrl,
     consoleUrl: env[ENV.consoleUrl]?.replace(/\/+$/, '') || undefined,
     version: PLATFORM_VERSION,
     enabledServices,
     featureToggles: { flows: env[ENV.flowsEnabled] === 'true', queryJobsApi: false },
+    sparql: {
+      queryTimeoutMs: positive(ENV.queryTimeoutMs, 30_000),
+      maxStatements: positive(ENV.maxServiceStatements, 12_000_000),
+      replicas: 2,
+    },
   };
 }
 

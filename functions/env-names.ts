@@ -12,6 +12,8 @@ export const ENV = {
   enabledServices: 'ENABLED_SERVICES',
   flowsEnabled: 'FLOWS_ENABLED',
   importWorkerFunctionName: 'IMPORT_WORKER_FUNCTION_NAME',
+  queryTimeoutMs: 'QUERY_TIMEOUT_MS',
+  maxServiceStatements: 'MAX_SERVICE_STATEMENTS',
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

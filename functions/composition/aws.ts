@@ -5,6 +5,7 @@ import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
 import { fetchUrl } from '../adapters/common/fetch-url.js';
+import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
 import type { ResumableUploads, TaskQueue } from '../ports/platform.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
@@ -38,11 +39,10 @@ function bucketStores(s3: () => S3Client): Blobs {
 function taskQueue(): TaskQueue {
   const worker = process.env[ENV.importWorkerFunctionName];
   if (worker) return new LambdaTaskQueue(new LambdaClient({}), worker);
-  return {
-    enqueueImport: async () => {
-      throw new Error(`${ENV.importWorkerFunctionName} is not set: this function cannot start imports`);
-    },
+  const refuse = async () => {
+    throw new Error(`${ENV.importWorkerFunctionName} is not set: this function cannot start background work`);
   };
+  return { enqueueImport: refuse, enqueueServiceLoad: refuse };
 }
 
 /**
@@ -74,6 +74,7 @@ export function awsServices(): Promise<Services> {
       tasks: taskQueue(),
       fetcher: fetchUrl,
       uploads: uploadsNotAvailable,
+      engine: oxigraphEngine,
       clock: systemClock,
       ids: randomIds,
       passwords: scryptPasswordHasher,

@@ -10,6 +10,7 @@ import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
 import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
 import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
 import { fetchUrl } from '../adapters/common/fetch-url.js';
+import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { settingsFromEnv } from '../config.js';
@@ -178,14 +179,19 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       fetcher: fetchUrl,
       // tus keeps its files inside the uploads store, so imports read them as ordinary blobs.
       uploads: new TusUploads(join(blobsDir, 'uploads', TUS_PREFIX), { maxSize: MAX_UPLOAD_BYTES }),
+      engine: oxigraphEngine,
       clock: systemClock,
       ids: randomIds,
       passwords: scryptPasswordHasher,
       tokens: joseTokenCodec,
       settings,
     });
-    tasks.bind((datasetId, jobId) => services.imports.run(datasetId, jobId));
+    tasks.bind({
+      runImport: (datasetId, jobId) => services.imports.run(datasetId, jobId),
+      loadService: (datasetId, serviceId) => services.sparqlServices.prepare(datasetId, serviceId, { warm: true }),
+    });
     await services.imports.recoverInterrupted();
+    await services.sparqlServices.recover();
     const handlers = Object.fromEntries(
       (Object.keys(FAMILIES) as Family[]).map((f) => [f, HANDLER_MODULES[f].mount(services)]),
     ) as Record<Family, FamilyHandler>;
@@ -208,6 +214,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       async close() {
         await closeServer(runningServer);
         await tasks.drain();
+        await services.sparqlServices.closeAll();
         client.destroy();
         await closeServer(dynamo);
       },

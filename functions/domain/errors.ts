@@ -16,7 +16,9 @@ export type DomainErrorKind =
   | 'too-large'
   | 'unsupported-media-type'
   | 'not-acceptable'
-  | 'method-not-allowed';
+  | 'method-not-allowed'
+  | 'unavailable'
+  | 'timeout';
 
 export class ValidationError extends DomainError {
   readonly kind = 'validation';
@@ -56,4 +58,14 @@ export class NotAcceptableError extends DomainError {
 export class MethodNotAllowedError extends DomainError {
   readonly kind = 'method-not-allowed';
   override name = 'MethodNotAllowedError';
+}
+/** Exists but cannot answer now (a starting or stopped service, an overloaded engine): 503. */
+export class ServiceUnavailableError extends DomainError {
+  readonly kind = 'unavailable';
+  override name = 'ServiceUnavailableError';
+}
+/** Took longer than allowed (a runaway query): 504. */
+export class TimeoutError extends DomainError {
+  readonly kind = 'timeout';
+  override name = 'TimeoutError';
 }

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { RdfFormat } from '../rdf/formats.js';
-import { parseNtLine, type NtQuad } from '../rdf/nt.js';
+import { ntIri, parseNtLine, type NtQuad } from '../rdf/nt.js';
 import { serializeRdf } from '../rdf/serialize.js';
 import type { AccessService } from './access-service.js';
 import type { Caller } from './caller.js';
@@ -16,7 +16,6 @@ export const DESCRIBE_MAX_INCOMING = 100;
 const DESCRIBE_MAX_DEPTH = 8;
 const DESCRIBE_MAX_STATEMENTS = 10_000;
 
-const ntIri = (iri: string) => `<${iri.replace(/[\u0000-\u0020<>"{}|^`\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`)}>`;
 
 /** Export of graphs in any serialization, and the linked-data browser's describe. Streams throughout. */
 export class ExportService {

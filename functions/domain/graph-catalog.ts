@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { ntIri } from '../rdf/nt.js';
 import type { DatasetRecord } from './datasets.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { EMPTY_MANIFEST, type GraphManifest, manifestTotals } from './graphs.js';
@@ -113,7 +114,7 @@ export class GraphCatalog {
   /** The N-Quads of a manifest's graphs, in chunks of about `chunkChars`, for loading an engine. */
   async *nquads(manifest: GraphManifest, chunkChars = 4 * 1024 * 1024): AsyncGenerator<string> {
     for (const g of manifest.graphs) {
-      const suffix = ` <${g.graphName.replace(/[\u0000-\u0020<>"{}|^`\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`)}> .`;
+      const suffix = ` ${ntIri(g.graphName)} .`;
       let parts: string[] = [];
       let size = 0;
       for await (const line of await this.lines(g.blobKey)) {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { formatFromMediaType, formatFromPath } from '../rdf/negotiate.js';
-import { type NtQuad } from '../rdf/nt.js';
+import { ntIriValue, type NtQuad } from '../rdf/nt.js';
 import { parseRdf, RdfSyntaxError } from '../rdf/parse.js';
 import { RDF_FORMATS, type RdfFormat } from '../rdf/formats.js';
 import type { FinishedUpload } from '../ports/platform.js';
@@ -35,11 +35,6 @@ export interface JobOptions {
 
 const GZIP_MAGIC = [0x1f, 0x8b];
 
-/** `<iri>` in N-Triples syntax back to the IRI (undoing \u escapes). */
-function iriOf(term: string): string {
-  const inner = term.slice(1, -1);
-  return inner.includes('\\') ? inner.replace(/\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})/g, (_m, a, b) => String.fromCodePoint(parseInt(a ?? b, 16))) : inner;
-}
 
 /** Peeks at the first bytes to decompress gzip even when the name does not say so. */
 async function maybeGunzip(stream: Readable, named: boolean): Promise<Readable> {
@@ -362,7 +357,7 @@ export class ImportService {
         });
         for await (const batch of batches) {
           for (const quad of batch as NtQuad[]) {
-            const graphName = quad.graph === null ? job.defaultGraphName : quad.graph.startsWith('<') ? iriOf(quad.graph) : `${job.defaultGraphName}/${quad.graph.slice(2)}`;
+            const graphName = quad.graph === null ? job.defaultGraphName : quad.graph.startsWith('<') ? ntIriValue(quad.graph) : `${job.defaultGraphName}/${quad.graph.slice(2)}`;
             await writerFor(graphName).add(`${quad.subject} ${quad.predicate} ${quad.object} .`);
           }
         }

@@ -1,6 +1,6 @@
 import type { BlobStore } from '../ports/blob-store.js';
 import type { MetadataStore } from '../ports/metadata-store.js';
-import type { Clock, Ids, PasswordHasher, ResumableUploads, TaskQueue, TokenCodec, UrlFetcher } from '../ports/platform.js';
+import type { Clock, Ids, PasswordHasher, ResumableUploads, SparqlEngine, TaskQueue, TokenCodec, UrlFetcher } from '../ports/platform.js';
 
 /** Instance settings the domain needs; read from the environment by the composition root. */
 export interface PlatformSettings {
@@ -10,6 +10,8 @@ export interface PlatformSettings {
   version: string;
   enabledServices: string[];
   featureToggles: Record<string, boolean>;
+  /** Embedded SPARQL engine limits. */
+  sparql: { queryTimeoutMs: number; maxStatements: number; replicas: number };
 }
 
 /** The ports every use case may use, wired once by `functions/composition/{aws,local}.ts`. */
@@ -30,5 +32,6 @@ export interface Platform {
   tasks: TaskQueue;
   fetcher: UrlFetcher;
   uploads: ResumableUploads;
+  engine: SparqlEngine;
   settings: PlatformSettings;
 }

@@ -1,12 +1,13 @@
-import type { ImportTask } from '../adapters/aws/lambda-task-queue.js';
+import type { WorkerTask } from '../adapters/aws/lambda-task-queue.js';
 import { awsServices } from '../composition/aws.js';
 
-/** Lambda entry of the import worker: runs one job, invoked asynchronously by the imports family. */
-export const handler = async (task: ImportTask): Promise<void> => {
-  if (task?.kind !== 'import' || typeof task.datasetId !== 'string' || typeof task.jobId !== 'string') {
-    console.error('import worker: ignoring malformed task');
-    return;
-  }
+/**
+ * Lambda entry of the background worker, invoked asynchronously: runs an import job, or checks a
+ * service's snapshot and marks it running (the SPARQL function loads it on its first query).
+ */
+export const handler = async (task: WorkerTask): Promise<void> => {
   const services = await awsServices();
-  await services.imports.run(task.datasetId, task.jobId);
+  if (task?.kind === 'import' && typeof task.jobId === 'string') return services.imports.run(task.datasetId, task.jobId);
+  if (task?.kind === 'service' && typeof task.serviceId === 'string') return services.sparqlServices.prepare(task.datasetId, task.serviceId, { warm: false });
+  console.error('worker: ignoring a malformed task');
 };

@@ -8,6 +8,9 @@ import * as exports from './exports.js';
 import * as graphs from './graphs.js';
 import * as imports from './imports.js';
 import * as info from './info.js';
+import * as datasetSparql from './dataset-sparql.js';
+import * as services from './services.js';
+import * as sparql from './sparql.js';
 
 /** Every family's handler module, for the embedded server to mount (Lambda loads each on its own). */
 export const HANDLER_MODULES: Record<Family, { mount(services: Services): FamilyHandler }> = {
@@ -19,4 +22,7 @@ export const HANDLER_MODULES: Record<Family, { mount(services: Services): Family
   graphs,
   exports,
   assets,
+  services,
+  sparql,
+  'dataset-sparql': datasetSparql,
 };

@@ -7,6 +7,7 @@ import type { DatasetService } from '../domain/dataset-service.js';
 import type { ExportService } from '../domain/export-service.js';
 import type { GraphService } from '../domain/graph-service.js';
 import type { ImportService } from '../domain/import-service.js';
+import type { ServiceManager } from '../domain/service-manager.js';
 import { ValidationError } from '../domain/errors.js';
 import type { Platform } from '../domain/platform.js';
 import { errorResponse, type ErrorLogger } from './errors.js';
@@ -25,6 +26,7 @@ export interface Services {
   graphs: GraphService;
   exports: ExportService;
   assets: AssetService;
+  sparqlServices: ServiceManager;
   logger: ErrorLogger;
 }
 
@@ -78,7 +80,7 @@ export function createFamilyHandler(family: Family, operations: Operations, serv
       response.headers = { ...NO_STORE, ...response.headers };
       return response;
     } catch (error) {
-      const response = errorResponse(error, services.logger);
+      const response = errorResponse(error, services.logger, { plain: route.plainErrors });
       response.headers = { ...NO_STORE, ...response.headers };
       return response;
     }

@@ -1,4 +1,6 @@
 import { DomainError, type DomainErrorKind } from '../domain/errors.js';
+import { EngineOverloadedError, EngineQueryError, EngineTimeoutError } from '../ports/platform.js';
+import { SparqlSyntaxError } from '../rdf/sparql-analysis.js';
 import type { HttpResponse } from './types.js';
 
 const STATUS: Record<DomainErrorKind, number> = {
@@ -11,6 +13,8 @@ const STATUS: Record<DomainErrorKind, number> = {
   conflict: 409,
   'too-large': 413,
   'unsupported-media-type': 415,
+  unavailable: 503,
+  timeout: 504,
 };
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -36,6 +40,10 @@ export function errorResponse(error: unknown, logger: ErrorLogger, options: { pl
   if (error instanceof DomainError) {
     status = STATUS[error.kind];
     message = error.message;
+  } else if (error instanceof EngineTimeoutError || error instanceof EngineOverloadedError || error instanceof EngineQueryError || error instanceof SparqlSyntaxError) {
+    // Engine and parser failures are about the request (or the load), never internals.
+    status = error instanceof EngineTimeoutError ? 504 : error instanceof EngineOverloadedError ? 503 : 400;
+    message = error.message;
   } else {
     logger.error('unhandled error', {
       requestId: options.requestId,
@@ -45,6 +53,7 @@ export function errorResponse(error: unknown, logger: ErrorLogger, options: { pl
   }
   const headers: Record<string, string> = {};
   if (status === 401) headers['www-authenticate'] = 'Bearer';
+  if (status === 503) headers['retry-after'] = '5';
   if (options.plain) return { status, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: message };
   return jsonResponse(status, { message }, headers);
 }

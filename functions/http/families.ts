@@ -8,6 +8,7 @@ import { exportOperations } from './routes/exports.js';
 import { graphOperations } from './routes/graphs.js';
 import { importOperations } from './routes/imports.js';
 import { infoOperations } from './routes/info.js';
+import { datasetSparqlOperations, serviceOperations, sparqlOperations } from './routes/services.js';
 
 /** The operations each family's function serves; the route table names them. */
 export const FAMILY_OPERATIONS: Record<Family, Operations> = {
@@ -19,4 +20,7 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   graphs: graphOperations,
   exports: exportOperations,
   assets: assetOperations,
+  services: serviceOperations,
+  sparql: sparqlOperations,
+  'dataset-sparql': datasetSparqlOperations,
 };

@@ -31,6 +31,9 @@ export const FAMILIES = {
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   exports: { grants: { table: 'R', dataBucket: 'R' }, memoryMb: 1024, timeoutSeconds: 30 },
   assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
+  services: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
+  sparql: { grants: { table: 'R', dataBucket: 'R' }, memoryMb: 3008, timeoutSeconds: 30 },
+  'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
 } as const satisfies Record<string, FamilySpec>;
 
 export type Family = keyof typeof FAMILIES;
@@ -43,9 +46,11 @@ export interface RouteSpec {
   operation: string;
   /** The body is streamed to the operation instead of buffered (uploads). */
   stream?: boolean;
+  /** Errors are text/plain, as SPARQL protocol clients expect. */
+  plainErrors?: boolean;
 }
 
-const route = (method: HttpMethod, path: string, family: Family, operation: string, options: { stream?: boolean } = {}): RouteSpec => ({
+const route = (method: HttpMethod, path: string, family: Family, operation: string, options: { stream?: boolean; plainErrors?: boolean } = {}): RouteSpec => ({
   method,
   path,
   family,
@@ -56,6 +61,9 @@ const route = (method: HttpMethod, path: string, family: Family, operation: stri
 const DS = '/datasets/{account}/{dataset}';
 
 /** `download`, then `download.<ext>` and `download.<ext>.gz` for every export format (API Gateway has no partial-segment parameters). */
+/** `sparql` and `sparql.<suffix>` for every result format of the spec's table. */
+const SPARQL_FILES = ['sparql', ...['csv', 'json', 'jsonld', 'nq', 'nt', 'srj', 'srx', 'trig', 'tsv', 'ttl'].map((s) => `sparql.${s}`)];
+
 const DOWNLOAD_FILES = ['download', ...['trig', 'nt', 'nq', 'ttl', 'jsonld'].flatMap((ext) => [`download.${ext}`, `download.${ext}.gz`])];
 
 export const ROUTES: readonly RouteSpec[] = [
@@ -122,6 +130,20 @@ export const ROUTES: readonly RouteSpec[] = [
   route('DELETE', `${DS}/assets/{identifier}`, 'assets', 'deleteAsset'),
   route('DELETE', `${DS}/assets/{identifier}/{versionId}`, 'assets', 'deleteAsset'),
 
+  route('GET', `${DS}/services`, 'services', 'listServices'),
+  route('POST', `${DS}/services`, 'services', 'createService'),
+  route('GET', `${DS}/services/{service}`, 'services', 'getService'),
+  route('POST', `${DS}/services/{service}`, 'services', 'serviceAction'),
+  route('PATCH', `${DS}/services/{service}`, 'services', 'renameService'),
+  route('DELETE', `${DS}/services/{service}`, 'services', 'deleteService'),
+  route('GET', `${DS}/services/{service}/graphs`, 'services', 'serviceGraphs'),
+  ...SPARQL_FILES.flatMap((file) => [
+    route('GET', `${DS}/services/{service}/${file}`, 'sparql', 'serviceSparql', { plainErrors: true }),
+    route('POST', `${DS}/services/{service}/${file}`, 'sparql', 'serviceSparql', { plainErrors: true }),
+    route('GET', `${DS}/${file}`, 'dataset-sparql', 'datasetSparql', { plainErrors: true }),
+    route('POST', `${DS}/${file}`, 'dataset-sparql', 'datasetSparql', { plainErrors: true }),
+  ]),
+
   ...DOWNLOAD_FILES.map((file) => route('GET', `${DS}/${file}`, 'exports', 'download')),
   route('GET', `${DS}/describe`, 'exports', 'describe'),
   route('GET', `${DS}/describe.nt`, 'exports', 'describe'),
@@ -152,7 +174,7 @@ export const WORKERS = {
     grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' },
     memoryMb: 3008,
     timeoutSeconds: 900,
-    invokedBy: ['imports'],
+    invokedBy: ['imports', 'services'],
     envName: ENV.importWorkerFunctionName,
   },
 } as const satisfies Record<string, WorkerSpec>;

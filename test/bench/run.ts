@@ -1,8 +1,11 @@
 /**
  * `npm run bench`: starts the embedded platform in its own process (as `npm start` does) and
- * measures request latency from this process over loopback. Prints figures; asserts nothing.
+ * measures request latency from this process over loopback, then import/export throughput of a
+ * generated dataset (import-export.ts; `BENCH_STATEMENTS`, default 1,000,000). Prints figures;
+ * asserts nothing.
  */
 import { startPlatformProcess } from './embedded-server.js';
+import { benchImportExport } from './import-export.js';
 import { formatLoad, load, rssMiB } from './load.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
@@ -33,6 +36,9 @@ try {
   console.log(formatLoad('private dataset, API token', withToken));
   const rss = await rssMiB(platform.pid);
   if (rss !== undefined) console.log(`platform resident memory after the runs: ${rss.toFixed(0)} MiB`);
+
+  console.log('');
+  await benchImportExport(platform);
 } finally {
   await platform.stop();
 }

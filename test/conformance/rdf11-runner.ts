@@ -40,6 +40,7 @@ const EXTENSION: Record<Suite, string> = { 'rdf-n-triples': 'nt', 'rdf-n-quads':
 const MF = 'http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#';
 const RDFT = 'http://www.w3.org/ns/rdftest#';
 const RDF = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#';
+const XSD_STRING = 'http://www.w3.org/2001/XMLSchema#string';
 
 export type TestKind = 'eval' | 'positiveSyntax' | 'negative';
 
@@ -68,6 +69,11 @@ export interface SuiteResult {
   total: number;
   passed: number;
   failed: TestFailure[];
+  /**
+   * Tests whose import hit an internal server error and passed on a retry: a transient platform
+   * fault (not a conformance failure), reported so that it is not hidden.
+   */
+  retried: TestFailure[];
 }
 
 export interface RunOptions {
@@ -147,6 +153,7 @@ function termKey(t: N3.Term): string {
     case 'Literal': {
       const lit = t as N3.Literal;
       if (lit.language) return `${JSON.stringify(lit.value)}@${lit.language.toLowerCase()}`;
+      if (lit.datatype.value === XSD_STRING) return JSON.stringify(lit.value);
       return `${JSON.stringify(lit.value)}^^<${lit.datatype.value}>`;
     }
     default: throw new Error(`unexpected term type ${t.termType}`);
@@ -193,13 +200,32 @@ async function call(http: Http, method: string, path: string): Promise<{ status:
   return res;
 }
 
-async function importFile(http: Http, dataset: string, fileName: string, content: Buffer, fields: Record<string, string>): Promise<any> {
+/** Internal errors are retried (a transient platform fault); each retry is noted in `retries`. */
+const MAX_ATTEMPTS = 3;
+const INTERNAL = /internal (server )?error/i;
+
+async function importFile(http: Http, dataset: string, fileName: string, content: Buffer, fields: Record<string, string>, retries: string[] = []): Promise<any> {
+  for (let attempt = 1; ; attempt++) {
+    const job = await importOnce(http, dataset, fileName, content, fields);
+    const transient = (job.status === 'refused' && job.httpStatus >= 500) || (job.status === 'error' && INTERNAL.test(job.error?.message ?? ''));
+    if (!transient || attempt >= MAX_ATTEMPTS) return job;
+    retries.push(`attempt ${attempt}: ${job.status === 'refused' ? `upload answered ${job.httpStatus}` : 'job failed'}: ${job.error?.message}`);
+  }
+}
+
+async function importOnce(http: Http, dataset: string, fileName: string, content: Buffer, fields: Record<string, string>): Promise<any> {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   form.append('file', new Blob([content as BlobPart], { type: 'application/octet-stream' }), fileName);
   const res = await fetch(`${http.p.url}/datasets/${dataset}/jobs`, { method: 'POST', headers: { authorization: `Bearer ${http.token}` }, body: form });
-  const job = await res.json();
-  if (res.status !== 201) return { status: 'refused', httpStatus: res.status, error: { message: job.message ?? JSON.stringify(job) } };
+  const text = await res.text();
+  let job: any;
+  try {
+    job = JSON.parse(text);
+  } catch {
+    job = { message: text };
+  }
+  if (res.status !== 201) return { status: 'refused', httpStatus: res.status, error: { message: job.message ?? text } };
   const started = Date.now();
   for (let delay = 5; ; delay = Math.min(delay * 2, 50)) {
     const polled = await call(http, 'GET', `/datasets/${dataset}/jobs/${job.jobId}`);
@@ -239,16 +265,16 @@ class Worker {
     readonly dataset: string,
   ) {}
 
-  /** Runs one test: null when it passes, else why not. */
-  async run(t: ConformanceTest): Promise<string | null> {
+  /** Runs one test: null when it passes, else why not. Retried imports are noted in `retries`. */
+  async run(t: ConformanceTest, retries: string[]): Promise<string | null> {
     const fileName = `${t.name}.${EXTENSION[t.suite]}`;
     const content = await readFile(t.actionPath);
     const fields = { defaultGraphName: DEFAULT_GRAPH, baseIRI: t.actionUrl };
-    if (t.kind === 'negative') return this.runNegative(t, fileName, content);
+    if (t.kind === 'negative') return this.runNegative(t, fileName, content, retries);
 
     this.sentinel = null;
     await clearGraphs(this.http, this.dataset);
-    const job = await importFile(this.http, this.dataset, fileName, content, fields);
+    const job = await importFile(this.http, this.dataset, fileName, content, fields, retries);
     if (job.status !== 'finished') return `import ${job.status}: ${job.error?.message ?? JSON.stringify(job)}`;
     if (t.kind === 'positiveSyntax') return null;
 
@@ -271,16 +297,16 @@ class Worker {
     return same ? null : diff(expected, got);
   }
 
-  private async runNegative(t: ConformanceTest, fileName: string, content: Buffer): Promise<string | null> {
+  private async runNegative(t: ConformanceTest, fileName: string, content: Buffer, retries: string[]): Promise<string | null> {
     if (!this.sentinel) {
       await clearGraphs(this.http, this.dataset);
-      const job = await importFile(this.http, this.dataset, 'sentinel.nt', Buffer.from(SENTINEL_NT), { defaultGraphName: SENTINEL_GRAPH });
+      const job = await importFile(this.http, this.dataset, 'sentinel.nt', Buffer.from(SENTINEL_NT), { defaultGraphName: SENTINEL_GRAPH }, retries);
       if (job.status !== 'finished') throw new Error(`sentinel import: ${job.status} ${job.error?.message}`);
       this.sentinel = await stateOf(this.http, this.dataset);
     }
     const before = this.sentinel;
     // overwriteAll: a failed import that wrote anything would replace the sentinel graph.
-    const job = await importFile(this.http, this.dataset, fileName, content, { defaultGraphName: SENTINEL_GRAPH, baseIRI: t.actionUrl, overwriteAll: 'true' });
+    const job = await importFile(this.http, this.dataset, fileName, content, { defaultGraphName: SENTINEL_GRAPH, baseIRI: t.actionUrl, overwriteAll: 'true' }, retries);
     const after = await stateOf(this.http, this.dataset);
     const unchanged = JSON.stringify(after) === JSON.stringify(before);
     if (!unchanged) this.sentinel = null;
@@ -318,16 +344,19 @@ export async function runRdf11(p: TestPlatform, options: RunOptions = {}): Promi
   // Positive tests first, then negative ones: each worker sets up its sentinel graph once.
   const queue = [...tests.filter((t) => t.kind !== 'negative'), ...tests.filter((t) => t.kind === 'negative')];
   const outcome = new Map<ConformanceTest, string | null>();
+  const retried = new Map<ConformanceTest, string[]>();
   let next = 0;
   await Promise.all(
     workers.map(async (w) => {
       while (next < queue.length) {
         const t = queue[next++]!;
+        const retries: string[] = [];
         try {
-          outcome.set(t, await w.run(t));
+          outcome.set(t, await w.run(t, retries));
         } catch (e) {
           outcome.set(t, `runner error: ${(e as Error).message}`);
         }
+        if (retries.length) retried.set(t, retries);
       }
     }),
   );
@@ -339,8 +368,12 @@ export async function runRdf11(p: TestPlatform, options: RunOptions = {}): Promi
       const reason = outcome.get(t);
       return reason ? [{ name: t.name, type: t.type, reason }] : [];
     });
-    results.push({ suite, total: own.length, passed: own.length - failed.length, failed });
+    const again = own.flatMap((t) => (retried.has(t) ? [{ name: t.name, type: t.type, reason: retried.get(t)!.join('; ') }] : []));
+    results.push({ suite, total: own.length, passed: own.length - failed.length, failed, retried: again });
   }
-  for (const r of results) log(`${r.suite.padEnd(14)} ${String(r.passed).padStart(4)} passed, ${String(r.failed.length).padStart(3)} failed (of ${r.total})`);
+  for (const r of results) {
+    log(`${r.suite.padEnd(14)} ${String(r.passed).padStart(4)} passed, ${String(r.failed.length).padStart(3)} failed (of ${r.total})`);
+    for (const x of r.retried) log(`  retried after an internal error: ${x.name}: ${x.reason}`);
+  }
   return results;
 }

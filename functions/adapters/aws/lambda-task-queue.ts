@@ -2,11 +2,7 @@ import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import type { TaskQueue } from '../../ports/platform.js';
 
 /** The payload the import worker function receives. */
-export interface ImportTask {
-  kind: 'import';
-  datasetId: string;
-  jobId: string;
-}
+export type WorkerTask = { kind: 'import'; datasetId: string; jobId: string } | { kind: 'service'; datasetId: string; serviceId: string };
 
 /**
  * Starts background work as an asynchronous invocation of the worker function (Lambda retries
@@ -18,8 +14,15 @@ export class LambdaTaskQueue implements TaskQueue {
     private readonly workerFunctionName: string,
   ) {}
 
-  async enqueueImport(datasetId: string, jobId: string): Promise<void> {
-    const task: ImportTask = { kind: 'import', datasetId, jobId };
+  enqueueImport(datasetId: string, jobId: string): Promise<void> {
+    return this.invoke({ kind: 'import', datasetId, jobId });
+  }
+
+  enqueueServiceLoad(datasetId: string, serviceId: string): Promise<void> {
+    return this.invoke({ kind: 'service', datasetId, serviceId });
+  }
+
+  private async invoke(task: WorkerTask): Promise<void> {
     await this.lambda.send(
       new InvokeCommand({ FunctionName: this.workerFunctionName, InvocationType: 'Event', Payload: Buffer.from(JSON.stringify(task)) }),
     );

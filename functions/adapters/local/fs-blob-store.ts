@@ -15,7 +15,7 @@ const RESERVED_FIRST_SEGMENTS = new Set([TMP_DIR, META_DIR]);
 /** S3's key limit, so a key that works locally also works on AWS. */
 const MAX_KEY_BYTES = 1024;
 /** A concurrent delete may prune a directory between our mkdir and rename; retry a few times. */
-const MAX_RENAME_ATTEMPTS = 3;
+const MAX_RENAME_ATTEMPTS = 8;
 
 export class InvalidBlobKeyError extends Error {
   constructor(key: string, reason: string) {
@@ -214,8 +214,9 @@ function validateKey(key: string): void {
 
 async function renameIntoPlace(from: string, to: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    await mkdir(path.dirname(to), { recursive: true });
     try {
+      // Inside the retry: a concurrent delete may prune the folder between mkdir's steps too.
+      await mkdir(path.dirname(to), { recursive: true });
       await rename(from, to);
       return;
     } catch (err) {

@@ -8,12 +8,22 @@ export class InProcessTaskQueue implements TaskQueue {
   private readonly waiting: (() => Promise<void>)[] = [];
   private readonly running = new Set<Promise<void>>();
   private runImport?: (datasetId: string, jobId: string) => Promise<void>;
+  private loadService?: (datasetId: string, serviceId: string) => Promise<void>;
 
   constructor(private readonly concurrency = 2) {}
 
   /** Wires the worker once the services exist (they need the queue, the queue needs them). */
-  bind(runImport: (datasetId: string, jobId: string) => Promise<void>): void {
-    this.runImport = runImport;
+  bind(workers: {
+    runImport: (datasetId: string, jobId: string) => Promise<void>;
+    loadService: (datasetId: string, serviceId: string) => Promise<void>;
+  }): void {
+    this.runImport = workers.runImport;
+    this.loadService = workers.loadService;
+  }
+
+  async enqueueServiceLoad(datasetId: string, serviceId: string): Promise<void> {
+    this.waiting.push(() => this.loadService!(datasetId, serviceId));
+    setImmediate(() => this.pump());
   }
 
   async enqueueImport(datasetId: string, jobId: string): Promise<void> {

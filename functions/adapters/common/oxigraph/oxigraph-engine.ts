@@ -183,6 +183,27 @@ class OxigraphStore implements SparqlStore {
     }
   }
 
+  /** Applies an update on the first replica (update stores have one) and dumps every graph. */
+  async update(update: string, baseIri?: string): Promise<Map<string, string>> {
+    const replica = await this.acquire();
+    try {
+      const applied = await replica.send({ type: 'update', update, baseIri });
+      if (!applied.ok) throw new EngineQueryError(applied.error ?? 'update failed');
+      const listed = await replica.send({ type: 'graphs' });
+      if (!listed.ok) throw new Error(listed.error);
+      const result = new Map<string, string>();
+      const names: (string | null)[] = [...(listed.graphs ?? []), ...(listed.hasDefault ? [null] : [])];
+      for (const graph of names) {
+        const dumped = await replica.send({ type: 'dump', graph });
+        if (!dumped.ok) throw new Error(dumped.error);
+        result.set(graph ?? '', dumped.result ?? '');
+      }
+      return result;
+    } finally {
+      this.release(replica);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const w of this.waiting.splice(0)) w.reject(new EngineOverloadedError('The service stopped.'));

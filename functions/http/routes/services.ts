@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { serviceView, type ServiceRecord } from '../../domain/services.js';
+import { ValidationError } from '../../domain/errors.js';
+import type { OperationContext, Operations } from '../api.js';
+import { jsonResponse } from '../errors.js';
+import { parseJsonBody } from '../request.js';
+import { chooseResultFormat, readSparqlRequest } from '../sparql-protocol.js';
+
+const CreateBody = z.object({
+  name: z.string('is required'),
+  type: z.string().optional(),
+  config: z.object({ reasonerType: z.string().optional(), reasoner: z.string().optional() }).loose().optional(),
+});
+
+/** TriplyDB's actions; V1 clients sent `recreate` for a sync. */
+const ActionBody = z.object({
+  sync: z.boolean().optional(),
+  recreate: z.boolean().optional(),
+  start: z.boolean().optional(),
+  restart: z.boolean().optional(),
+  stop: z.boolean().optional(),
+});
+
+const RenameBody = z.object({ name: z.string('is required') });
+
+const datasetUrl = (ctx: OperationContext) => `${ctx.apiUrl}/datasets/${ctx.params.account}/${ctx.params.dataset}`;
+
+const view = (ctx: OperationContext, service: ServiceRecord, manifest: string | undefined) => serviceView(service, manifest, datasetUrl(ctx));
+
+export const serviceOperations: Operations = {
+  async listServices(ctx) {
+    const { dataset, services } = await ctx.services.sparqlServices.list(ctx.caller, ctx.params.account!, ctx.params.dataset!);
+    return jsonResponse(200, services.map((s) => view(ctx, s, dataset.graphsManifest)));
+  },
+
+  async createService(ctx) {
+    const body = parseJsonBody(ctx.req, CreateBody);
+    const { dataset, service } = await ctx.services.sparqlServices.create(ctx.caller, ctx.params.account!, ctx.params.dataset!, body);
+    return jsonResponse(201, view(ctx, service, dataset.graphsManifest));
+  },
+
+  async getService(ctx) {
+    const { dataset, service } = await ctx.services.sparqlServices.get(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!);
+    return jsonResponse(200, view(ctx, service, dataset.graphsManifest));
+  },
+
+  async serviceAction(ctx) {
+    const body = parseJsonBody(ctx.req, ActionBody);
+    const chosen = (['sync', 'recreate', 'start', 'restart', 'stop'] as const).filter((a) => body[a] === true);
+    if (chosen.length !== 1) throw new ValidationError('Send exactly one action: {"sync": true}, {"start": true}, {"restart": true} or {"stop": true}.');
+    const action = chosen[0] === 'recreate' ? 'sync' : chosen[0]!;
+    const { dataset, service } = await ctx.services.sparqlServices.act(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!, action);
+    return jsonResponse(200, view(ctx, service, dataset.graphsManifest));
+  },
+
+  async renameService(ctx) {
+    const body = parseJsonBody(ctx.req, RenameBody);
+    const { dataset, service } = await ctx.services.sparqlServices.rename(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!, body.name);
+    return jsonResponse(200, view(ctx, service, dataset.graphsManifest));
+  },
+
+  async deleteService(ctx) {
+    await ctx.services.sparqlServices.delete(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!);
+    return { status: 204, headers: {} };
+  },
+
+  async serviceGraphs(ctx) {
+    return jsonResponse(200, await ctx.services.sparqlServices.graphs(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!));
+  },
+};
+
+/** SPARQL 1.1 Protocol over a service (queries only). */
+export const sparqlOperations: Operations = {
+  async serviceSparql(ctx) {
+    const request = readSparqlRequest(ctx.req, { allowUpdate: false });
+    if (request.kind !== 'query') throw new ValidationError('This endpoint answers queries only.');
+    const format = chooseResultFormat(ctx.req, request.form);
+    const body = await ctx.services.sparqlServices.query(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!, {
+      query: request.text,
+      format: format.engineFormat,
+      defaultGraphs: request.defaultGraphs,
+      namedGraphs: request.namedGraphs,
+    });
+    return { status: 200, headers: { 'content-type': `${format.mediaType}; charset=utf-8`, vary: 'Accept' }, body };
+  },
+};
+
+/** The dataset's own endpoint: queries over its current graphs, and SPARQL Update for writers. */
+export const datasetSparqlOperations: Operations = {
+  async datasetSparql(ctx) {
+    const request = readSparqlRequest(ctx.req, { allowUpdate: true });
+    if (request.kind === 'update') {
+      const result = await ctx.services.sparqlServices.updateDataset(ctx.caller, ctx.params.account!, ctx.params.dataset!, request.text, ctx.apiUrl);
+      return jsonResponse(200, result);
+    }
+    const format = chooseResultFormat(ctx.req, request.form);
+    const body = await ctx.services.sparqlServices.queryDataset(ctx.caller, ctx.params.account!, ctx.params.dataset!, {
+      query: request.text,
+      format: format.engineFormat,
+      defaultGraphs: request.defaultGraphs,
+      namedGraphs: request.namedGraphs,
+    });
+    return { status: 200, headers: { 'content-type': `${format.mediaType}; charset=utf-8`, vary: 'Accept' }, body };
+  },
+};

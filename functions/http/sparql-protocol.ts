@@ -1,0 +1,85 @@
+import { UnsupportedMediaTypeError, ValidationError } from '../domain/errors.js';
+import { analyzeSparql } from '../rdf/sparql-analysis.js';
+import { formatBySuffix, formatsFor, negotiateResultFormat, type QueryForm, type ResultFormat } from '../rdf/sparql-formats.js';
+import { NotAcceptableError } from '../domain/errors.js';
+import type { HttpRequest } from './types.js';
+
+/** Query strings longer than this are refused (a GET URL or a form field), before parsing. */
+export const MAX_SPARQL_CHARS = 1_000_000;
+
+export type SparqlRequest =
+  | { kind: 'query'; text: string; form: QueryForm; defaultGraphs: string[]; namedGraphs: string[] }
+  | { kind: 'update'; text: string; usingGraphs: string[]; usingNamedGraphs: string[] };
+
+const mediaType = (req: HttpRequest) => (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+
+function exactlyOne(values: string[], name: string): string {
+  if (values.length !== 1) throw new ValidationError(`Give exactly one "${name}" parameter (got ${values.length}).`);
+  const value = values[0]!;
+  if (value.length > MAX_SPARQL_CHARS) throw new ValidationError(`The ${name} is longer than ${MAX_SPARQL_CHARS} characters.`);
+  if (!value.trim()) throw new ValidationError(`The "${name}" parameter is empty.`);
+  return value;
+}
+
+/**
+ * Reads a SPARQL 1.1 Protocol request: query via GET, URL-encoded POST or direct POST; update
+ * via URL-encoded POST or direct POST (only where `allowUpdate`). Errors say what to send instead.
+ */
+export function readSparqlRequest(req: HttpRequest, options: { allowUpdate: boolean }): SparqlRequest {
+  let params = req.query;
+  let direct: { kind: 'query' | 'update'; text: string } | undefined;
+  if (req.method === 'POST') {
+    const type = mediaType(req);
+    const body = req.body.toString('utf8');
+    if (type === 'application/x-www-form-urlencoded') {
+      params = new URLSearchParams(body);
+      for (const [k, v] of req.query) params.append(k, v);
+    } else if (type === 'application/sparql-query') {
+      direct = { kind: 'query', text: body };
+    } else if (type === 'application/sparql-update' && options.allowUpdate) {
+      direct = { kind: 'update', text: body };
+    } else {
+      const accepted = ['application/sparql-query', 'application/x-www-form-urlencoded', ...(options.allowUpdate ? ['application/sparql-update'] : [])];
+      throw new UnsupportedMediaTypeError(`Send the request as ${accepted.join(' or ')} (got "${type || 'no Content-Type'}").`);
+    }
+  }
+  const queries = params.getAll('query');
+  const updates = params.getAll('update');
+  if (direct?.kind === 'query' && queries.length) throw new ValidationError('Give the query either in the body or as a "query" parameter, not both.');
+  if (!direct && queries.length && updates.length) throw new ValidationError('Give either a "query" or an "update", not both.');
+
+  const isUpdate = direct?.kind === 'update' || (!direct && updates.length > 0);
+  if (isUpdate) {
+    if (!options.allowUpdate) throw new ValidationError('This endpoint answers queries only; send updates to the dataset endpoint /datasets/{account}/{dataset}/sparql.');
+    if (req.method !== 'POST') throw new ValidationError('Send updates with POST.');
+    const text = direct ? direct.text : exactlyOne(updates, 'update');
+    if (!text.trim()) throw new ValidationError('The update is empty.');
+    const analysis = analyzeSparql(text);
+    if (analysis.kind !== 'update') throw new ValidationError('The request is a query; send it as "query" (or application/sparql-query).');
+    return { kind: 'update', text, usingGraphs: params.getAll('using-graph-uri'), usingNamedGraphs: params.getAll('using-named-graph-uri') };
+  }
+  const text = direct ? direct.text : exactlyOne(queries, 'query');
+  if (direct && !text.trim()) throw new ValidationError('The query in the body is empty.');
+  const analysis = analyzeSparql(text);
+  if (analysis.kind !== 'query') {
+    throw new ValidationError(options.allowUpdate ? 'The request is an update; send it as "update" (or application/sparql-update) with POST.' : 'This endpoint answers queries only.');
+  }
+  return { kind: 'query', text, form: analysis.form, defaultGraphs: params.getAll('default-graph-uri'), namedGraphs: params.getAll('named-graph-uri') };
+}
+
+/** The result format: a path suffix (`sparql.csv`) wins, else the Accept header; 406 if it does not suit the query form. */
+export function chooseResultFormat(req: HttpRequest, form: QueryForm): ResultFormat {
+  const last = req.path.split('/').pop() ?? '';
+  const dot = last.indexOf('.');
+  const suitable = formatsFor(form).map((f) => f.mediaType);
+  if (dot >= 0) {
+    const format = formatBySuffix(last.slice(dot + 1));
+    if (!format || !format.forms.includes(form)) {
+      throw new NotAcceptableError(`A ${form.toUpperCase()} query cannot answer in "${last.slice(dot)}"; use one of ${suitable.join(', ')}.`);
+    }
+    return format;
+  }
+  const format = negotiateResultFormat(req.headers.accept, form);
+  if (!format) throw new NotAcceptableError(`No format in the Accept header suits a ${form.toUpperCase()} query; use one of ${suitable.join(', ')}.`);
+  return format;
+}
