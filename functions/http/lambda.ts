@@ -26,7 +26,28 @@ export function fromApiGateway(event: APIGatewayProxyEventV2): HttpRequest {
   };
 }
 
-async function toApiGateway(response: HttpResponse): Promise<APIGatewayProxyStructuredResultV2> {
+/** Lambda's synchronous response limit is 6 MB; keep room for headers and base64 growth. */
+export const LAMBDA_BODY_LIMIT = 4 * 1024 * 1024;
+const SPILL_URL_SECONDS = 300;
+
+type Spill = (body: Buffer, contentType: string | undefined) => Promise<HttpResponse | null>;
+
+/**
+ * A response too large for Lambda goes to the artifacts bucket and the client is redirected to a
+ * short-lived link. Only functions granted the artifacts bucket can spill; others answer 500.
+ */
+function spillTo(services: Services): Spill {
+  return async (body, contentType) => {
+    const store = services.platform.blobs.artifacts;
+    if (!store.signedUrl) return null;
+    const key = `responses/${new Date().toISOString().slice(0, 10)}/${services.platform.ids.newId()}`;
+    await store.put(key, body, { contentType });
+    const location = await store.signedUrl(key, SPILL_URL_SECONDS);
+    return jsonResponse(303, { message: `The response is larger than a function may answer; download it from the Location within ${SPILL_URL_SECONDS} s.` }, { location });
+  };
+}
+
+async function toApiGateway(response: HttpResponse, spill?: Spill): Promise<APIGatewayProxyStructuredResultV2> {
   const headers: Record<string, string> = {};
   let cookies: string[] | undefined;
   for (const [k, v] of Object.entries(response.headers)) {
@@ -40,6 +61,10 @@ async function toApiGateway(response: HttpResponse): Promise<APIGatewayProxyStru
     const chunks: Buffer[] = [];
     for await (const chunk of response.body) chunks.push(Buffer.from(chunk));
     body = Buffer.concat(chunks);
+  }
+  if (body && body.length > LAMBDA_BODY_LIMIT && spill) {
+    const redirect = await spill(body, headers['content-type']);
+    if (redirect) return toApiGateway(redirect);
   }
   const textual = /^(application\/(json|.*\+json)|text\/)/.test(headers['content-type'] ?? '');
   return {
@@ -67,9 +92,9 @@ export function familyEntry(family: Family, buildServices: () => Promise<Service
  * start), so importing a handler module never touches AWS.
  */
 export function lambdaHandler(family: Family, buildServices: () => Promise<Services>) {
-  let handler: Promise<FamilyHandler> | undefined;
+  let handler: Promise<{ run: FamilyHandler; spill: Spill }> | undefined;
   const base = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
-    handler ??= buildServices().then((services) => createFamilyHandler(family, FAMILY_OPERATIONS[family], services));
+    handler ??= buildServices().then((services) => ({ run: createFamilyHandler(family, FAMILY_OPERATIONS[family], services), spill: spillTo(services) }));
     const route = ROUTES_BY_KEY.get(event.routeKey);
     if (!route || route.family !== family) {
       return toApiGateway(jsonResponse(404, { message: `No route ${event.routeKey} in this function.` }));
@@ -77,7 +102,8 @@ export function lambdaHandler(family: Family, buildServices: () => Promise<Servi
     try {
       const request = fromApiGateway(event);
     if (route.stream) request.stream = Readable.from([request.body]);
-    return await toApiGateway(await (await handler)(route, (event.pathParameters as Record<string, string>) ?? {}, request));
+    const { run, spill } = await handler;
+    return await toApiGateway(await run(route, (event.pathParameters as Record<string, string>) ?? {}, request), spill);
     } catch (error) {
       handler = undefined;
       return toApiGateway(errorResponse(error, console));

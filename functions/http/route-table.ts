@@ -11,7 +11,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
 export type Access = 'R' | 'RW';
 
 export interface FamilySpec {
-  /** What the family's function may touch; the stack grants exactly this, nothing more. */
+  /**
+   * What the family's function may touch; the stack grants exactly this, nothing more. Families
+   * whose answers can outgrow Lambda's response limit get the artifacts bucket to spill them to.
+   */
   grants: {
     table?: Access;
     dataBucket?: Access;
@@ -29,11 +32,11 @@ export const FAMILIES = {
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
   imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' }, memoryMb: 2048, timeoutSeconds: 30 },
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
-  exports: { grants: { table: 'R', dataBucket: 'R' }, memoryMb: 1024, timeoutSeconds: 30 },
-  assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
+  exports: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
+  assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   services: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
-  sparql: { grants: { table: 'R', dataBucket: 'R' }, memoryMb: 3008, timeoutSeconds: 30 },
-  'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
+  sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
+  'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
 } as const satisfies Record<string, FamilySpec>;
 
 export type Family = keyof typeof FAMILIES;

@@ -22,4 +22,6 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** All blobs under a prefix, in key order. */
   list(prefix: string): AsyncIterable<BlobInfo>;
+  /** A short-lived URL anyone holding it may GET the blob from (stores reachable over HTTP only). */
+  signedUrl?(key: string, expiresInSeconds: number): Promise<string>;
 }

@@ -6,6 +6,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import dynalite from 'dynalite';
+import S3rver from 's3rver';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,17 +19,34 @@ import { ROUTES, routeKey } from '../../functions/http/route-table.js';
 
 let server: Server;
 let client: DynamoDBClient;
+let s3rver: S3rver;
+let s3Dir: string;
 
 beforeAll(async () => {
   server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // S3 stand-in for the buckets (s3rver accepts only the S3RVER key; dynalite accepts any).
+  s3Dir = await mkdtemp(join(tmpdir(), 'ldp-s3-'));
+  s3rver = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: s3Dir,
+    configureBuckets: ['data', 'uploads', 'artifacts'].map((name) => ({ name, configs: [] })),
+  });
+  const { port: s3Port } = await s3rver.run();
   Object.assign(process.env, {
     [ENV.tableName]: 'platform-lambda-test',
+    [ENV.dataBucketName]: 'data',
+    [ENV.artifactsBucketName]: 'artifacts',
     AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Port}`,
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
     AWS_REGION: 'eu-west-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
   });
   client = new DynamoDBClient({});
   await ensureTable(client, 'platform-lambda-test');
@@ -34,6 +55,8 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.destroy();
   await new Promise((r) => server?.close(r));
+  await s3rver?.close();
+  if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
 });
 
 function event(method: string, path: string, options: { body?: unknown; token?: string; query?: string } = {}): APIGatewayProxyEventV2 {
@@ -116,6 +139,25 @@ describe('Lambda handlers', () => {
     expect(login.statusCode).toBe(200);
     expect(login.cookies?.some((c) => c.startsWith('ldp_session=') && c.includes('Secure'))).toBe(true);
   });
+
+  it('answers a result larger than a Lambda response with a redirect to a short-lived link', async () => {
+    const { awsServices } = await import('../../functions/composition/aws.js');
+    const services = await awsServices();
+    const { account: admin } = await services.accounts.ensureAdministrator('ops', 'ops-password-123');
+    const { token } = await services.auth.issueToken(admin, { description: 'spill', readOnly: false }, 'https://api.example.org');
+    await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'big-answers', accessLevel: 'public' } }));
+    // 100,000 rows of SPARQL JSON (about 15 MB): well over the limit, without any data.
+    const digits = '{ (0) (1) (2) (3) (4) (5) (6) (7) (8) (9) }';
+    const query = `SELECT ?a ?b ?c ?d ?e (CONCAT("row-", STR(?a), STR(?b), STR(?c), STR(?d), STR(?e)) AS ?label) WHERE { VALUES (?a) ${digits} VALUES (?b) ${digits} VALUES (?c) ${digits} VALUES (?d) ${digits} VALUES (?e) ${digits} }`;
+    const res = await invoke('dataset-sparql', event('GET', '/datasets/ops/big-answers/sparql', { query: `query=${encodeURIComponent(query)}` }));
+    expect(res.statusCode).toBe(303);
+    const location = res.headers!.location as string;
+    expect(location).toMatch(/X-Amz-Signature=/);
+    const download = await fetch(location);
+    expect(download.status).toBe(200);
+    const json = JSON.parse(await download.text());
+    expect(json.results.bindings).toHaveLength(100_000);
+  }, 120_000);
 
   it('refuses an event routed to the wrong function', async () => {
     const res = await invoke('info', event('GET', '/me'));

@@ -11,6 +11,7 @@ import {
   type CompletedPart,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Readable } from 'node:stream';
 
 import type { BlobBody, BlobInfo, BlobStore } from '../../ports/blob-store.js';
@@ -48,6 +49,10 @@ export class S3BlobStore implements BlobStore {
     this.partSize = options.partSize ?? DEFAULT_PART_SIZE;
     if (this.partSize < MIN_PART_SIZE) throw new Error(`partSize must be at least ${MIN_PART_SIZE} bytes`);
     this.listPageSize = options.listPageSize;
+  }
+
+  signedUrl(key: string, expiresInSeconds: number): Promise<string> {
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn: expiresInSeconds });
   }
 
   async put(key: string, body: BlobBody, options?: { contentType?: string }): Promise<BlobInfo> {
