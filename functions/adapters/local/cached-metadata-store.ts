@@ -25,6 +25,8 @@ const UNCACHED_READS = new Set<keyof MetadataStore>([
   'listJobFiles',
   'getAsset',
   'listAssets',
+  'getService',
+  'listServices',
 ]);
 
 const MAX_ENTRIES = 20_000;
