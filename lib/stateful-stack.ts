@@ -4,6 +4,12 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type Buck
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.js';
 
+/**
+ * Key prefix under which Lambda functions spill responses too large to return (see
+ * `functions/http/lambda.ts`); they are fetched through a link valid for minutes.
+ */
+export const SPILLED_RESPONSES_PREFIX = 'responses/';
+
 /** Settings every bucket of the platform shares: private, encrypted, TLS only, no ACLs. */
 const PRIVATE_BUCKET: BucketProps = {
   blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -67,8 +73,11 @@ export class StatefulStack extends Stack {
     this.artifactsBucket = new Bucket(this, 'ArtifactsBucket', {
       ...PRIVATE_BUCKET,
       removalPolicy: RemovalPolicy.RETAIN,
+      // Where rules overlap S3 applies the earliest expiration: spilled responses go after a day,
+      // everything else after 30.
       lifecycleRules: [
         { id: 'ExpireArtifacts', expiration: Duration.days(30) },
+        { id: 'ExpireSpilledResponses', prefix: SPILLED_RESPONSES_PREFIX, expiration: Duration.days(1) },
         { id: 'AbortIncompleteMultipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
     });

@@ -1,4 +1,4 @@
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -18,6 +18,41 @@ export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..
  * `handler` (see FAMILIES and WORKERS in the route table).
  */
 export const handlerEntry = (name: string): string => join(REPO_ROOT, 'functions', 'handlers', `${name}.ts`);
+
+/**
+ * Packages installed (by `npm ci` against our package-lock.json) into each asset's `node_modules`
+ * instead of bundled. oxigraph (Rust→WASM) reads `node_bg.wasm` from its own folder at import,
+ * which a bundled copy cannot do.
+ */
+export const INSTALLED_MODULES = ['oxigraph'] as const;
+
+/**
+ * The SPARQL engine's worker-thread module. The engine starts it as
+ * `new URL('./worker.mjs', import.meta.url)`; in a bundle `import.meta.url` is the asset's
+ * `index.mjs`, so it is copied to `<asset>/worker.mjs`. Plain JavaScript importing only
+ * `oxigraph` (installed above) and Node built-ins, so it needs no bundling.
+ */
+export const ENGINE_WORKER = join(REPO_ROOT, 'functions', 'adapters', 'common', 'oxigraph', 'worker.mjs');
+
+/** Files of oxigraph's browser build: never loaded on Node (`main` is `node.js`), ~4 MB each asset. */
+const OXIGRAPH_BROWSER_FILES = ['web.js', 'web.d.ts', 'web_bg.wasm', 'web_bg.wasm.d.ts'];
+
+/**
+ * npm settings for the `npm ci` that installs INSTALLED_MODULES: use the local cache without
+ * revalidating (synth works offline once the packages are cached, e.g. after the repo's own
+ * `npm ci`), and no scripts, audit, fund or update checks.
+ */
+const INSTALL_ENVIRONMENT: Record<string, string> = {
+  npm_config_prefer_offline: 'true',
+  npm_config_ignore_scripts: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
+
+const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+/** `a/b` under the bundling input dir, in the bundling shell's (posix) path syntax. */
+const inInput = (inputDir: string, file: string): string => [inputDir, ...relative(REPO_ROOT, file).split(sep)].join('/');
 
 /** ESM bundles have no `require`; some bundled CommonJS dependencies still call it. */
 const ESM_REQUIRE_BANNER =
@@ -41,7 +76,8 @@ export interface AppFunctionProps {
  * The house Lambda function: one per route family and one per worker, sized from their table
  * entry (`FAMILIES`/`WORKERS`).
  * Node 22 on arm64, ESM bundle built by the local esbuild (never Docker), the AWS SDK bundled
- * (we pin its versions instead of trusting the runtime's copy), X-Ray tracing, and an explicit
+ * (we pin its versions instead of trusting the runtime's copy), oxigraph installed next to the
+ * bundle with the SPARQL engine's worker module, X-Ray tracing, and an explicit
  * log group so retention and deletion are ours rather than Lambda's implicit never-expiring group.
  */
 export class AppFunction extends NodejsFunction {
@@ -81,6 +117,21 @@ export class AppFunction extends NodejsFunction {
         banner: ESM_REQUIRE_BANNER,
         bundleAwsSDK: true,
         externalModules: [],
+        nodeModules: [...INSTALLED_MODULES],
+        environment: INSTALL_ENVIRONMENT,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          // Runs after esbuild and `npm ci`, in the asset directory being built.
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `cp ${shellQuote(inInput(inputDir, ENGINE_WORKER))} ${shellQuote(`${outputDir}/worker.mjs`)}`,
+            `cd ${shellQuote(`${outputDir}/node_modules/oxigraph`)} && rm -f ${OXIGRAPH_BROWSER_FILES.join(' ')}`,
+            // The whole project lockfile `npm ci` needed: not used at run time, and it would
+            // change every function's asset hash on any dependency change. (node_modules keeps
+            // its own `.package-lock.json` of what was installed.)
+            `rm -f ${shellQuote(`${outputDir}/package-lock.json`)}`,
+          ],
+        },
       },
     });
     this.entryName = props.entry;

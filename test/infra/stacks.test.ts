@@ -1,6 +1,9 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { App, CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -11,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
 import { ENV } from '../../functions/env-names.js';
 import { FAMILIES, ROUTES, WORKERS, routeKey, type Access, type Family, type FamilySpec } from '../../functions/http/route-table.js';
-import { bindBucket, bindTable, type AppFunction } from '../../lib/constructs/app-function.js';
-import { StatefulStack } from '../../lib/stateful-stack.js';
+import { ENGINE_WORKER, INSTALLED_MODULES, bindBucket, bindTable, type AppFunction } from '../../lib/constructs/app-function.js';
+import { SPILLED_RESPONSES_PREFIX, StatefulStack } from '../../lib/stateful-stack.js';
 import { StatelessStack, type Worker } from '../../lib/stateless-stack.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -74,6 +77,8 @@ const logicalId = (c: IConstruct): string => {
 };
 const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
 const ofType = (type: string) => Object.entries(slResources).filter(([, r]) => r.Type === type);
+/** The synthesized asset folder (bundle root) of a function. */
+const assetDir = (fn: AppFunction): string => join(assemblyDir, slResources[logicalId(fn)]!.Metadata!['aws:asset:path']);
 
 /** Allow statements of every IAM policy attached to the role of the given function. */
 function statementsOf(fnLogicalId: string): Statement[] {
@@ -111,7 +116,7 @@ beforeAll(() => {
   slTemplate = Template.fromStack(stateless);
   slResources = slTemplate.toJSON().Resources;
   assemblyDir = app.outdir;
-}, 120_000);
+}, 300_000);
 
 afterAll(() => {
   for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
@@ -148,7 +153,7 @@ describe('stateless stack: functions', () => {
     for (const d of DECLARED) {
       const fn = slResources[logicalId(d.fn())]!;
       expect(fn.Metadata?.['aws:asset:is-bundled']).toBe(true);
-      const bundle = join(assemblyDir, fn.Metadata!['aws:asset:path'], 'index.mjs');
+      const bundle = join(assetDir(d.fn()), 'index.mjs');
       expect(existsSync(bundle), bundle).toBe(true);
       const code = readFileSync(bundle, 'utf8');
       expect(code.startsWith('import { createRequire')).toBe(true);
@@ -226,6 +231,120 @@ describe('stateless stack: functions', () => {
       if (!hasBucketGrant) expect(all.filter((a) => a.startsWith('s3:'))).toEqual([]);
     }
   });
+});
+
+/**
+ * Run in a function's asset folder on plain Node, as Lambda would (fresh process, Lambda's
+ * NODE_OPTIONS, nothing of the repo on the resolution path): load the bundle, resolve oxigraph,
+ * and run a SPARQL query in the engine's worker thread started the way the engine starts it
+ * (`new URL('./worker.mjs', <bundle URL>)`).
+ */
+const LOAD_BUNDLE_SCRIPT = `
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+const bundleUrl = pathToFileURL(process.cwd() + '/index.mjs');
+const out = {};
+try {
+  const bundle = await import(bundleUrl.href);
+  out.handler = typeof bundle.handler;
+  const require = createRequire(bundleUrl);
+  out.resolved = require.resolve('oxigraph');
+  out.storeSize = new (require('oxigraph').Store)().size;
+  const worker = new Worker(new URL('./worker.mjs', bundleUrl));
+  const ask = (m) => new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.postMessage(m);
+  });
+  await ask({ id: 1, type: 'load', chunk: '<urn:s> <urn:p> "o" <urn:g> .\\n' });
+  const reply = await ask({ id: 2, type: 'query', query: 'SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }', format: 'application/sparql-results+json' });
+  if (!reply.ok) throw new Error(reply.error);
+  out.count = JSON.parse(reply.result).results.bindings[0].n.value;
+  await worker.terminate();
+} catch (e) {
+  out.error = String(e?.stack ?? e);
+}
+process.stdout.write(JSON.stringify(out));
+process.exit(0); // whatever the bundle left open (sockets, timers) must not hang the test
+`;
+
+/** Runs `tasks` with at most `limit` in flight. */
+async function pooled<T>(limit: number, tasks: (() => Promise<T>)[]): Promise<T[]> {
+  const results: T[] = new Array(tasks.length);
+  let next = 0;
+  const run = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const i = next++;
+      results[i] = await tasks[i]!();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, run));
+  return results;
+}
+
+describe('stateless stack: function bundles', () => {
+  const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8'));
+
+  it('installs the INSTALLED_MODULES (oxigraph) at the package-lock.json version next to every bundle, not inside it', () => {
+    for (const d of DECLARED) {
+      const dir = assetDir(d.fn());
+      const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      // node_modules/.package-lock.json: what `npm ci` installed.
+      const installed = JSON.parse(readFileSync(join(dir, 'node_modules', '.package-lock.json'), 'utf8'));
+      for (const mod of INSTALLED_MODULES) {
+        const locked = lock.packages[`node_modules/${mod}`];
+        expect(locked, `${mod} is in package-lock.json`).toBeDefined();
+        expect(installed.packages[`node_modules/${mod}`], d.label).toMatchObject({ version: locked.version, integrity: locked.integrity });
+        const pkg = JSON.parse(readFileSync(join(dir, 'node_modules', mod, 'package.json'), 'utf8'));
+        expect(pkg.version, d.label).toBe(locked.version);
+        // Imported at run time, not bundled.
+        expect(code, d.label).toMatch(new RegExp(`from\\s*["']${mod}["']`));
+      }
+      // oxigraph's WASM glue stays in its package, next to the WASM it loads.
+      expect(code, d.label).not.toContain('node_bg.wasm');
+      expect(existsSync(join(dir, 'node_modules', 'oxigraph', 'node_bg.wasm')), d.label).toBe(true);
+      // The browser build is pruned, and the project lockfile `npm ci` used is not shipped.
+      expect(existsSync(join(dir, 'node_modules', 'oxigraph', 'web_bg.wasm')), d.label).toBe(false);
+      expect(existsSync(join(dir, 'package-lock.json')), d.label).toBe(false);
+    }
+  });
+
+  it("copies the SPARQL engine's worker module next to every bundle", () => {
+    const source = readFileSync(ENGINE_WORKER, 'utf8');
+    // The engine resolves it relative to its own module, which in a bundle is index.mjs.
+    expect(readFileSync(join(dirname(ENGINE_WORKER), 'oxigraph-engine.ts'), 'utf8')).toContain("new URL('./worker.mjs', import.meta.url)");
+    for (const d of DECLARED) expect(readFileSync(join(assetDir(d.fn()), 'worker.mjs'), 'utf8'), d.label).toBe(source);
+  });
+
+  it('every bundle loads on plain Node from its asset folder, exports handler, and runs SPARQL in a worker thread', async () => {
+    const run = promisify(execFile);
+    // A file, not `-e`: worker threads inherit the process's execArgv (`--input-type` would break them).
+    const scriptDir = mkdtempSync(join(tmpdir(), 'load-bundle-'));
+    outdirs.push(scriptDir);
+    const script = join(scriptDir, 'load-bundle.mjs');
+    writeFileSync(script, LOAD_BUNDLE_SCRIPT);
+    const results = await pooled(
+      Math.max(1, Math.min(4, availableParallelism())),
+      DECLARED.map((d) => async () => {
+        const cwd = assetDir(d.fn());
+        const { stdout } = await run(process.execPath, [script], {
+          cwd,
+          // Only what Lambda would have; no vitest/tsx loaders or NODE_PATH.
+          env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: '--enable-source-maps', AWS_REGION: 'eu-west-1' },
+          timeout: 60_000,
+        });
+        return { d, cwd, out: JSON.parse(stdout) };
+      }),
+    );
+    for (const { d, cwd, out } of results) {
+      expect(out.error, d.label).toBeUndefined();
+      expect(out.handler, d.label).toBe('function');
+      expect(out.resolved.startsWith(cwd + sep), `${d.label} resolves oxigraph in its asset: ${out.resolved}`).toBe(true);
+      expect(out.storeSize, d.label).toBe(0);
+      expect(out.count, d.label).toBe('1');
+    }
+  }, 120_000);
 });
 
 describe('stateless stack: workers', () => {
@@ -426,8 +545,25 @@ describe('stateful stack', () => {
         expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
       ]),
     );
-    const artifactRules = resources[logicalId(stateful.artifactsBucket)].Properties.LifecycleConfiguration.Rules;
-    expect(artifactRules).toEqual(expect.arrayContaining([expect.objectContaining({ ExpirationInDays: 30 })]));
+    const artifactRules: Record<string, any>[] = resources[logicalId(stateful.artifactsBucket)].Properties.LifecycleConfiguration.Rules;
+    // Artifacts in general: 30 days, for every key (no prefix or filter).
+    const general = artifactRules.filter((r) => r.ExpirationInDays === 30);
+    expect(general).toHaveLength(1);
+    expect(general[0]).toMatchObject({ Status: 'Enabled' });
+    expect(general[0]).not.toHaveProperty('Prefix');
+    expect(general[0]).not.toHaveProperty('Filter');
+    // Spilled responses (links valid for minutes): 1 day; S3 applies the earliest of overlapping expirations.
+    expect(artifactRules).toEqual(
+      expect.arrayContaining([expect.objectContaining({ Prefix: SPILLED_RESPONSES_PREFIX, ExpirationInDays: 1, Status: 'Enabled' })]),
+    );
+    expect(artifactRules).toEqual(
+      expect.arrayContaining([expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })]),
+    );
+  });
+
+  it('expires the key prefix the Lambda adapter spills large responses under', () => {
+    // functions/http/lambda.ts builds the key inline; keep the bucket rule from drifting from it.
+    expect(readFileSync(join(REPO_ROOT, 'functions', 'http', 'lambda.ts'), 'utf8')).toContain(`\`${SPILLED_RESPONSES_PREFIX}\${`);
   });
 
   it('needs no custom resources (nothing to run at deploy time)', () => {
