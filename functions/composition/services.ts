@@ -7,6 +7,7 @@ import { ExportService } from '../domain/export-service.js';
 import { GraphCatalog } from '../domain/graph-catalog.js';
 import { GraphService } from '../domain/graph-service.js';
 import { ImportService } from '../domain/import-service.js';
+import { SavedQueryService } from '../domain/saved-query-service.js';
 import { ServiceManager } from '../domain/service-manager.js';
 import type { Platform } from '../domain/platform.js';
 import type { Services } from '../http/api.js';
@@ -18,6 +19,7 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
   const auth = new AuthService(platform);
   const catalog = new GraphCatalog(platform);
   const datasets = new DatasetService(platform, access);
+  const sparqlServices = new ServiceManager(platform, access, catalog, platform.settings.sparql);
   return {
     platform,
     access,
@@ -28,7 +30,8 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
     graphs: new GraphService(access, catalog),
     exports: new ExportService(access, catalog),
     assets: new AssetService(platform, access),
-    sparqlServices: new ServiceManager(platform, access, catalog, platform.settings.sparql),
+    sparqlServices,
+    savedQueries: new SavedQueryService(platform, access, sparqlServices),
     logger,
   };
 }

@@ -8,6 +8,7 @@ import * as exports from './exports.js';
 import * as graphs from './graphs.js';
 import * as imports from './imports.js';
 import * as info from './info.js';
+import * as queries from './queries.js';
 import * as datasetSparql from './dataset-sparql.js';
 import * as services from './services.js';
 import * as sparql from './sparql.js';
@@ -25,4 +26,5 @@ export const HANDLER_MODULES: Record<Family, { mount(services: Services): Family
   services,
   sparql,
   'dataset-sparql': datasetSparql,
+  queries,
 };

@@ -7,6 +7,7 @@ import type { DatasetService } from '../domain/dataset-service.js';
 import type { ExportService } from '../domain/export-service.js';
 import type { GraphService } from '../domain/graph-service.js';
 import type { ImportService } from '../domain/import-service.js';
+import type { SavedQueryService } from '../domain/saved-query-service.js';
 import type { ServiceManager } from '../domain/service-manager.js';
 import { ValidationError } from '../domain/errors.js';
 import type { Platform } from '../domain/platform.js';
@@ -27,6 +28,7 @@ export interface Services {
   exports: ExportService;
   assets: AssetService;
   sparqlServices: ServiceManager;
+  savedQueries: SavedQueryService;
   logger: ErrorLogger;
 }
 

@@ -8,6 +8,7 @@ import { exportOperations } from './routes/exports.js';
 import { graphOperations } from './routes/graphs.js';
 import { importOperations } from './routes/imports.js';
 import { infoOperations } from './routes/info.js';
+import { queryOperations } from './routes/queries.js';
 import { datasetSparqlOperations, serviceOperations, sparqlOperations } from './routes/services.js';
 
 /** The operations each family's function serves; the route table names them. */
@@ -23,4 +24,5 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   services: serviceOperations,
   sparql: sparqlOperations,
   'dataset-sparql': datasetSparqlOperations,
+  queries: queryOperations,
 };

@@ -36,6 +36,7 @@ export const FAMILIES = {
   assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   services: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
   sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
+  queries: { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
 } as const satisfies Record<string, FamilySpec>;
 
@@ -66,6 +67,10 @@ const DS = '/datasets/{account}/{dataset}';
 /** `download`, then `download.<ext>` and `download.<ext>.gz` for every export format (API Gateway has no partial-segment parameters). */
 /** `sparql` and `sparql.<suffix>` for every result format of the spec's table. */
 const SPARQL_FILES = ['sparql', ...['csv', 'json', 'jsonld', 'nq', 'nt', 'srj', 'srx', 'trig', 'tsv', 'ttl'].map((s) => `sparql.${s}`)];
+
+/** `run` and `run.<suffix>` of saved queries. */
+const RUN_FILES = ['run', ...['csv', 'json', 'jsonld', 'nq', 'nt', 'srj', 'srx', 'trig', 'tsv', 'ttl'].map((s) => `run.${s}`)];
+const Q = '/queries/{account}/{query}';
 
 const DOWNLOAD_FILES = ['download', ...['trig', 'nt', 'nq', 'ttl', 'jsonld'].flatMap((ext) => [`download.${ext}`, `download.${ext}.gz`])];
 
@@ -145,6 +150,23 @@ export const ROUTES: readonly RouteSpec[] = [
     route('POST', `${DS}/services/{service}/${file}`, 'sparql', 'serviceSparql', { plainErrors: true }),
     route('GET', `${DS}/${file}`, 'dataset-sparql', 'datasetSparql', { plainErrors: true }),
     route('POST', `${DS}/${file}`, 'dataset-sparql', 'datasetSparql', { plainErrors: true }),
+  ]),
+
+  route('GET', '/queries', 'queries', 'listQueries'),
+  route('GET', '/queries/{account}', 'queries', 'listAccountQueries'),
+  route('POST', '/queries/{account}', 'queries', 'createQuery'),
+  route('GET', Q, 'queries', 'getQuery'),
+  route('POST', Q, 'queries', 'addQueryVersion'),
+  route('PATCH', Q, 'queries', 'updateQuery'),
+  route('DELETE', Q, 'queries', 'deleteQuery'),
+  route('GET', `${Q}/{version}`, 'queries', 'getQuery'),
+  route('GET', `${Q}/text`, 'queries', 'queryText'),
+  route('GET', `${Q}/{version}/text`, 'queries', 'queryText'),
+  ...RUN_FILES.flatMap((file) => [
+    route('GET', `${Q}/${file}`, 'queries', 'runQuery'),
+    route('POST', `${Q}/${file}`, 'queries', 'runQuery'),
+    route('GET', `${Q}/{version}/${file}`, 'queries', 'runQuery'),
+    route('POST', `${Q}/{version}/${file}`, 'queries', 'runQuery'),
   ]),
 
   ...DOWNLOAD_FILES.map((file) => route('GET', `${DS}/${file}`, 'exports', 'download')),

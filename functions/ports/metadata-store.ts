@@ -2,6 +2,7 @@ import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from
 import type { AssetRecord } from '../domain/assets.js';
 import type { DatasetRecord } from '../domain/datasets.js';
 import type { JobFileRecord, JobRecord, JobStatus } from '../domain/jobs.js';
+import type { QueryVersionRecord, SavedQueryRecord } from '../domain/saved-queries.js';
 import type { ServiceRecord } from '../domain/services.js';
 
 /** One item of a listing, with the opaque cursor that resumes the listing right after it. */
@@ -101,4 +102,20 @@ export interface MetadataStore {
   renameService(service: ServiceRecord, newName: string, updatedAt: string): Promise<ServiceRecord>;
   deleteService(datasetId: string, name: string): Promise<void>;
   listServices(datasetId: string): Promise<ServiceRecord[]>;
+
+  /** ConflictError if the owner has a query of that name (case-insensitive). */
+  createQuery(query: SavedQueryRecord): Promise<void>;
+  getQuery(ownerUid: string, name: string): Promise<SavedQueryRecord | null>;
+  /** Writes the query if its stored `updatedAt` is `expectedUpdatedAt`; ConflictError otherwise. */
+  replaceQuery(query: SavedQueryRecord, expectedUpdatedAt: string): Promise<void>;
+  /** Claims the new name, leaves a redirect under the old one, removes the old item. */
+  renameQuery(query: SavedQueryRecord, newName: string, updatedAt: string): Promise<SavedQueryRecord>;
+  /** The current name of a query renamed away from `oldName`, if any. */
+  queryRedirect(ownerUid: string, oldName: string): Promise<string | null>;
+  deleteQuery(query: SavedQueryRecord): Promise<void>;
+  /** Queries of one owner by name, or of the whole instance by creation time. */
+  listQueries(ownerUid: string | null, request: ListRequest): Promise<Batch<SavedQueryRecord>>;
+  /** ConflictError if the version exists (two saves at once: one wins, the other retries). */
+  putQueryVersion(version: QueryVersionRecord): Promise<void>;
+  getQueryVersion(queryId: string, version: number): Promise<QueryVersionRecord | null>;
 }

@@ -11,6 +11,7 @@ import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from
 import type { AssetRecord } from '../../domain/assets.js';
 import type { DatasetRecord } from '../../domain/datasets.js';
 import type { JobFileRecord, JobRecord, JobStatus } from '../../domain/jobs.js';
+import type { QueryVersionRecord, SavedQueryRecord } from '../../domain/saved-queries.js';
 import type { ServiceRecord } from '../../domain/services.js';
 import { ConflictError } from '../../domain/errors.js';
 import { nameKey } from '../../domain/names.js';
@@ -32,6 +33,9 @@ const K = {
   jobFile: (datasetId: string, jobId: string, fileId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOBFILE#${jobId}#${fileId}` }),
   asset: (datasetId: string, identifier: string) => ({ pk: `DSDATA#${datasetId}`, sk: `ASSET#${identifier}` }),
   service: (datasetId: string, name: string) => ({ pk: `DSDATA#${datasetId}`, sk: `SERVICE#${nameKey(name)}` }),
+  query: (ownerUid: string, name: string) => ({ pk: `ACC#${ownerUid}`, sk: `QUERY#${nameKey(name)}` }),
+  queryRedirect: (ownerUid: string, name: string) => ({ pk: `ACC#${ownerUid}`, sk: `QUERYMOVED#${nameKey(name)}` }),
+  queryVersion: (queryId: string, version: number) => ({ pk: `QUERYV#${queryId}`, sk: `V#${String(version).padStart(8, '0')}` }),
 };
 
 const isConditionFailure = (e: unknown): boolean =>
@@ -497,5 +501,79 @@ export class DynamoDbMetadataStore implements MetadataStore {
       KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
       ExpressionAttributeValues: { ':p': `DSDATA#${datasetId}`, ':s': 'SERVICE#' },
     });
+  }
+
+  private queryItem(q: SavedQueryRecord): Item {
+    return { ...q, ...K.query(q.ownerUid, q.name), gsi1pk: 'QUERIES', gsi1sk: `${q.createdAt}#${q.id}` };
+  }
+
+  async createQuery(query: SavedQueryRecord): Promise<void> {
+    await this.putNew(this.queryItem(query), `A query named "${query.name}" already exists in this account.`);
+    await this.delete(K.queryRedirect(query.ownerUid, query.name));
+  }
+
+  getQuery(ownerUid: string, name: string): Promise<SavedQueryRecord | null> {
+    return this.get<SavedQueryRecord>(K.query(ownerUid, name));
+  }
+
+  async replaceQuery(query: SavedQueryRecord, expectedUpdatedAt: string): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: this.queryItem(query),
+          ConditionExpression: 'attribute_exists(pk) AND updatedAt = :expected',
+          ExpressionAttributeValues: { ':expected': expectedUpdatedAt },
+        }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new ConflictError('The query changed meanwhile; read it again and retry.');
+      throw e;
+    }
+  }
+
+  async renameQuery(query: SavedQueryRecord, newName: string, updatedAt: string): Promise<SavedQueryRecord> {
+    const renamed = { ...query, name: newName, updatedAt };
+    if (nameKey(newName) === nameKey(query.name)) {
+      await this.replaceQuery(renamed, query.updatedAt);
+      return renamed;
+    }
+    await this.putNew(this.queryItem(renamed), `A query named "${newName}" already exists in this account.`);
+    await this.put({ ...K.queryRedirect(query.ownerUid, query.name), name: newName });
+    await this.delete(K.queryRedirect(query.ownerUid, newName));
+    await this.delete(K.query(query.ownerUid, query.name));
+    return renamed;
+  }
+
+  async queryRedirect(ownerUid: string, oldName: string): Promise<string | null> {
+    return (await this.get<{ name: string }>(K.queryRedirect(ownerUid, oldName)))?.name ?? null;
+  }
+
+  async deleteQuery(query: SavedQueryRecord): Promise<void> {
+    for (let v = 1; v <= query.numberOfVersions; v++) await this.delete(K.queryVersion(query.id, v));
+    await this.delete(K.query(query.ownerUid, query.name));
+  }
+
+  listQueries(ownerUid: string | null, request: ListRequest): Promise<Batch<SavedQueryRecord>> {
+    if (ownerUid === null) {
+      return this.queryBatch<SavedQueryRecord>(
+        { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': 'QUERIES' } },
+        (i) => ({ pk: i.pk, sk: i.sk, gsi1pk: i.gsi1pk, gsi1sk: i.gsi1sk }),
+        request,
+      );
+    }
+    return this.queryBatch<SavedQueryRecord>(
+      { KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': `ACC#${ownerUid}`, ':s': 'QUERY#' } },
+      (i) => ({ pk: i.pk, sk: i.sk }),
+      request,
+    );
+  }
+
+  async putQueryVersion(version: QueryVersionRecord): Promise<void> {
+    await this.putNew({ ...version, ...K.queryVersion(version.queryId, version.version) }, `Version ${version.version} was saved meanwhile; retry.`);
+  }
+
+  getQueryVersion(queryId: string, version: number): Promise<QueryVersionRecord | null> {
+    return this.get<QueryVersionRecord>(K.queryVersion(queryId, version));
   }
 }

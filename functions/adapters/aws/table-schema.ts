@@ -9,6 +9,8 @@
  *   ACC#<orgUid> / MEMBER#<userUid>       membership; gsi1 lists a user's organisations
  *   ACC#<uid> / TOKEN#<tokenId>           API token record (hash only)
  *   ACC#<uid> / DS#<lower name>           dataset; gsi1 lists all datasets, gsi2 finds it by id
+ *   ACC#<uid> / QUERY#<lower name>        saved query; QUERYMOVED#<old name> redirects a renamed one
+ *   QUERYV#<queryId> / V#<00000001>       one version of a saved query
  *   SESSION#<sha256> / SESSION            console session (expiresAt filtered on read, TTL on AWS)
  *   DSDATA#<datasetId> / JOB#<jobId>     import job; JOBFILE#<jobId>#<fileId> its uploaded files;
  *                                         ASSET#<identifier> an asset with its versions;

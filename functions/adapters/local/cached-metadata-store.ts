@@ -10,6 +10,9 @@ const CACHED_READS = new Set<keyof MetadataStore>([
   'getSession',
   'getDataset',
   'getDatasetById',
+  'getQuery',
+  'queryRedirect',
+  'getQueryVersion',
 ]);
 
 /** Reads that are not cached (listings, counts) and must not invalidate anything. */
@@ -27,6 +30,7 @@ const UNCACHED_READS = new Set<keyof MetadataStore>([
   'listAssets',
   'getService',
   'listServices',
+  'listQueries',
 ]);
 
 const MAX_ENTRIES = 20_000;

@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import { ACCESS_LEVELS } from '../../domain/datasets.js';
+import { NotAcceptableError, ValidationError } from '../../domain/errors.js';
+import { parsePageRequest } from '../../domain/paging.js';
+import { annotatedText, savedQueryView } from '../../domain/saved-queries.js';
+import { type Found, MAX_RUN_PAGE_SIZE, DEFAULT_RUN_PAGE_SIZE, QueryMovedError } from '../../domain/saved-query-service.js';
+import { formatBySuffix, formatsFor, negotiateResultFormat, type QueryForm, type ResultFormat } from '../../rdf/sparql-formats.js';
+import { toBindingObjects, toCsv, toTsv, toXml } from '../../rdf/sparql-results.js';
+import type { Operation, OperationContext, Operations } from '../api.js';
+import { jsonResponse } from '../errors.js';
+import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';
+import type { HttpResponse } from '../types.js';
+
+const variable = z.object({
+  name: z.string('is required'),
+  termType: z.enum(['NamedNode', 'Literal'], 'must be "NamedNode" or "Literal"'),
+  datatype: z.string().optional(),
+  language: z.string().optional(),
+  defaultValue: z.string().optional(),
+  required: z.boolean().optional(),
+  allowedValues: z.array(z.string()).max(1000).optional(),
+});
+
+const requestConfig = z.object({
+  payload: z.object({ query: z.string().optional(), update: z.string().optional() }),
+  headers: z.record(z.string(), z.string()).optional(),
+  ldFrame: z.record(z.string(), z.unknown()).optional(),
+});
+const renderConfig = z.object({ output: z.string().max(100).optional(), settings: z.record(z.string(), z.unknown()).optional() }).optional();
+const serviceConfig = z.object({ type: z.string().optional() }).loose().optional();
+
+const CreateBody = z.object({
+  name: z.string('is required'),
+  displayName: z.string().max(256).optional(),
+  description: z.string().max(10_000).optional(),
+  accessLevel: z.enum(ACCESS_LEVELS).optional(),
+  dataset: z.string().optional(),
+  tags: z.array(z.string().max(64)).max(50).optional(),
+  serviceConfig,
+  requestConfig,
+  renderConfig,
+  variables: z.array(variable).optional(),
+});
+const VersionBody = z.object({ requestConfig, renderConfig, variables: z.array(variable).optional() });
+const MetaBody = z.object({
+  name: z.string().optional(),
+  displayName: z.string().max(256).optional(),
+  description: z.string().max(10_000).optional(),
+  accessLevel: z.enum(ACCESS_LEVELS).optional(),
+  dataset: z.string().optional(),
+  tags: z.array(z.string().max(64)).max(50).optional(),
+  serviceConfig,
+});
+
+const queryUrl = (ctx: OperationContext, found: Found) => `${ctx.apiUrl}/queries/${found.owner.accountName}/${found.query.name}`;
+
+async function view(ctx: OperationContext, found: Found) {
+  const endpoint = ctx.services.savedQueries.endpointOf(found, ctx.apiUrl, await ctx.services.savedQueries.serviceName(found));
+  return savedQueryView(found.query, found.version, found.owner, found.dataset, { query: queryUrl(ctx, found), endpoint });
+}
+
+const versionParam = (ctx: OperationContext): number | undefined => {
+  const raw = ctx.params.version;
+  if (raw === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,8}$/.test(raw)) throw new ValidationError(`"${raw}" is not a version number (versions count from 1).`);
+  return Number(raw);
+};
+
+/** A renamed query answers with a permanent redirect to the same path under its new name. */
+const followRenames = (operation: Operation): Operation => async (ctx) => {
+  try {
+    return await operation(ctx);
+  } catch (e) {
+    if (!(e instanceof QueryMovedError)) throw e;
+    const prefix = `/queries/${ctx.params.account}/${ctx.params.query}`;
+    const rest = ctx.req.path.slice(prefix.length);
+    const query = ctx.req.query.toString();
+    return jsonResponse(301, { message: e.message }, { location: `${ctx.apiUrl}/queries/${ctx.params.account}/${encodeURIComponent(e.newName)}${rest}${query ? `?${query}` : ''}` });
+  }
+};
+
+function runPaging(ctx: OperationContext): { page: number; pageSize: number } {
+  const pageRaw = singleQueryParam(ctx.req, 'page');
+  const sizeRaw = singleQueryParam(ctx.req, 'pageSize');
+  const page = pageRaw === null ? 1 : Number(pageRaw);
+  const pageSize = sizeRaw === null ? DEFAULT_RUN_PAGE_SIZE : Number(sizeRaw);
+  if (!Number.isInteger(page) || page < 1) throw new ValidationError('page: a whole number from 1.');
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_RUN_PAGE_SIZE) {
+    throw new ValidationError(`pageSize: a whole number from 1 to ${MAX_RUN_PAGE_SIZE}.`);
+  }
+  return { page, pageSize };
+}
+
+/** `Link` with next (only while more rows exist), prev and first, keeping every other parameter. */
+function pageLinks(ctx: OperationContext, page: number, hasMore: boolean): Record<string, string> {
+  const link = (n: number, rel: string) => {
+    const q = new URLSearchParams(ctx.req.query);
+    q.set('page', String(n));
+    return `<${ctx.apiUrl}${ctx.req.path}?${q.toString()}>; rel="${rel}"`;
+  };
+  const links = [link(1, 'first')];
+  if (page > 1) links.push(link(page - 1, 'prev'));
+  if (hasMore) links.push(link(page + 1, 'next'));
+  return { link: links.join(', ') };
+}
+
+/**
+ * The run format: the suffix wins, else Accept. `null` means TriplyDB's default shape: a JSON array
+ * of bindings for SELECT (also for `.json` and `application/json`), `{head, boolean}` for ASK.
+ * CONSTRUCT/DESCRIBE default to N-Triples, as the TriplyDB client reads them.
+ */
+function runFormat(ctx: OperationContext, form: QueryForm): ResultFormat | null {
+  const file = ctx.req.path.split('/').pop() ?? '';
+  const suitable = formatsFor(form).map((f) => f.mediaType);
+  let format: ResultFormat | null | undefined;
+  if (file.includes('.')) {
+    format = formatBySuffix(file.slice(file.indexOf('.') + 1));
+    if (!format || !format.forms.includes(form)) {
+      throw new NotAcceptableError(`A ${form.toUpperCase()} query cannot answer in "${file.slice(file.indexOf('.'))}"; use one of ${suitable.join(', ')}.`);
+    }
+  } else {
+    const accept = ctx.req.headers.accept;
+    const anything = !accept || /^\s*\*\/\*\s*$/.test(accept);
+    if (anything) return form === 'construct' || form === 'describe' ? formatBySuffix('nt')! : null;
+    format = negotiateResultFormat(accept, form);
+    if (!format) throw new NotAcceptableError(`No format in the Accept header suits a ${form.toUpperCase()} query; use one of ${suitable.join(', ')}.`);
+  }
+  return format.suffix === 'json' ? null : format;
+}
+
+async function run(ctx: OperationContext): Promise<HttpResponse> {
+  const { savedQueries } = ctx.services;
+  const paging = runPaging(ctx);
+  const request = { version: versionParam(ctx), values: ctx.req.query, ...paging };
+  const found = await savedQueries.get(ctx.caller, ctx.params.account!, ctx.params.query!, request.version);
+  const form = savedQueries.formOf(found);
+  if (ctx.req.method === 'POST') return jsonResponse(200, await savedQueries.runUpdate(ctx.caller, found, request, ctx.apiUrl));
+  if (form === 'update') throw new ValidationError('This saved query is an update; run it with POST.');
+  const format = runFormat(ctx, form);
+  const result = await savedQueries.run(ctx.caller, found, request, format?.engineFormat ?? 'application/n-triples');
+  const links = pageLinks(ctx, paging.page, result.hasMore);
+  if (result.kind === 'graph') {
+    return { status: 200, headers: { 'content-type': `${format!.mediaType}; charset=utf-8`, ...links }, body: result.body };
+  }
+  const r = result.results;
+  if (format === null) return jsonResponse(200, result.form === 'ask' ? { head: {}, boolean: r.boolean === true } : toBindingObjects(r), links);
+  const bodies: Record<string, () => string> = { srj: () => JSON.stringify(r), tsv: () => toTsv(r), csv: () => toCsv(r), srx: () => toXml(r) };
+  return { status: 200, headers: { 'content-type': `${format.mediaType}; charset=utf-8`, ...links }, body: bodies[format.suffix]!() };
+}
+
+export const queryOperations: Operations = {
+  async listQueries(ctx) {
+    const page = parsePageRequest(singleQueryParam(ctx.req, 'limit'), singleQueryParam(ctx.req, 'after'));
+    const result = await ctx.services.savedQueries.list(ctx.caller, null, page);
+    return jsonResponse(200, await Promise.all(result.items.map((f) => view(ctx, f))), nextLink(ctx.req, ctx.apiUrl, result.next));
+  },
+
+  async listAccountQueries(ctx) {
+    const page = parsePageRequest(singleQueryParam(ctx.req, 'limit'), singleQueryParam(ctx.req, 'after'));
+    const result = await ctx.services.savedQueries.list(ctx.caller, ctx.params.account!, page);
+    return jsonResponse(200, await Promise.all(result.items.map((f) => view(ctx, f))), nextLink(ctx.req, ctx.apiUrl, result.next));
+  },
+
+  async createQuery(ctx) {
+    const body = parseJsonBody(ctx.req, CreateBody);
+    const found = await ctx.services.savedQueries.create(ctx.caller, ctx.params.account!, {
+      ...body,
+      query: body.requestConfig.payload.query ?? body.requestConfig.payload.update ?? '',
+      headers: body.requestConfig.headers,
+      ldFrame: body.requestConfig.ldFrame,
+      output: body.renderConfig?.output,
+      settings: body.renderConfig?.settings,
+      serviceType: body.serviceConfig?.type as string | undefined,
+      variables: body.variables?.map((v) => ({ ...v, required: v.required ?? false, allowedValues: v.allowedValues ?? [] })),
+    });
+    return jsonResponse(201, await view(ctx, found));
+  },
+
+  getQuery: followRenames(async (ctx) => {
+    const found = await ctx.services.savedQueries.get(ctx.caller, ctx.params.account!, ctx.params.query!, versionParam(ctx));
+    if (/^\s*text\/plain/.test(ctx.req.headers.accept ?? '')) {
+      const endpoint = ctx.services.savedQueries.endpointOf(found, ctx.apiUrl, await ctx.services.savedQueries.serviceName(found));
+      return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: annotatedText(found.query.description, endpoint, found.version.query) };
+    }
+    return jsonResponse(200, await view(ctx, found));
+  }),
+
+  addQueryVersion: followRenames(async (ctx) => {
+    const body = parseJsonBody(ctx.req, VersionBody);
+    const found = await ctx.services.savedQueries.addVersion(ctx.caller, ctx.params.account!, ctx.params.query!, {
+      query: body.requestConfig.payload.query ?? body.requestConfig.payload.update ?? '',
+      headers: body.requestConfig.headers,
+      ldFrame: body.requestConfig.ldFrame,
+      output: body.renderConfig?.output,
+      settings: body.renderConfig?.settings,
+      variables: body.variables?.map((v) => ({ ...v, required: v.required ?? false, allowedValues: v.allowedValues ?? [] })),
+    });
+    return jsonResponse(201, await view(ctx, found));
+  }),
+
+  updateQuery: followRenames(async (ctx) => {
+    const body = parseJsonBody(ctx.req, MetaBody);
+    const found = await ctx.services.savedQueries.update(ctx.caller, ctx.params.account!, ctx.params.query!, {
+      ...body,
+      serviceType: body.serviceConfig?.type as string | undefined,
+    });
+    return jsonResponse(200, await view(ctx, found));
+  }),
+
+  deleteQuery: followRenames(async (ctx) => {
+    await ctx.services.savedQueries.delete(ctx.caller, ctx.params.account!, ctx.params.query!);
+    return { status: 204, headers: {} };
+  }),
+
+  queryText: followRenames(async (ctx) => {
+    const text = await ctx.services.savedQueries.text(ctx.caller, ctx.params.account!, ctx.params.query!, versionParam(ctx), ctx.req.query);
+    return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: text };
+  }),
+
+  runQuery: followRenames(run),
+};
