@@ -112,9 +112,11 @@ export class GraphCatalog {
   }
 
   /** The N-Quads of a manifest's graphs, in chunks of about `chunkChars`, for loading an engine. */
-  async *nquads(manifest: GraphManifest, chunkChars = 4 * 1024 * 1024): AsyncGenerator<string> {
+  async *nquads(manifest: GraphManifest, options: { chunkChars?: number; asDefaultGraph?: string } = {}): AsyncGenerator<string> {
+    const chunkChars = options.chunkChars ?? 4 * 1024 * 1024;
     for (const g of manifest.graphs) {
-      const suffix = ` ${ntIri(g.graphName)} .`;
+      // Lines of the graph named `asDefaultGraph` stay triples: they load into the default graph.
+      const suffix = g.graphName === options.asDefaultGraph ? ' .' : ` ${ntIri(g.graphName)} .`;
       let parts: string[] = [];
       let size = 0;
       for await (const line of await this.lines(g.blobKey)) {

@@ -305,12 +305,14 @@ export class SavedQueryService {
   private async execute(caller: Caller | null, found: Found, query: string, format: string): Promise<string> {
     if (!found.dataset) throw new ValidationError('The query has no dataset to run against; set one with PATCH {"dataset": ...}.');
     const { dataset, owner } = found.dataset;
-    if (found.query.serviceType === 'speedy') return this.sparql.queryDataset(caller, owner.accountName, dataset.name, { query, format });
+    const analysis = analyzeSparql(query);
+    const request = { query, format, queryDefinesDataset: analysis.kind === 'query' && analysis.definesDataset };
+    if (found.query.serviceType === 'speedy') return this.sparql.queryDataset(caller, owner.accountName, dataset.name, request);
     const service = await this.serviceName(found);
     if (!service) {
       throw new ServiceUnavailableError(`The dataset has no running ${found.query.serviceType} service; start one to run this query.`);
     }
-    return this.sparql.query(caller, owner.accountName, dataset.name, service, { query, format });
+    return this.sparql.query(caller, owner.accountName, dataset.name, service, request);
   }
 
   /** The form of a found version's query (`update` for update queries). */

@@ -258,20 +258,25 @@ export class ServiceManager {
    * whose result becomes a new dataset version exactly like an import (graph ids kept by name).
    * If the dataset changed while the update ran, nothing is written and the caller retries.
    */
-  async updateDataset(caller: Caller | null, account: string, datasetName: string, update: string, baseUrl: string) {
+  async updateDataset(caller: Caller | null, account: string, datasetName: string, update: string, baseUrl: string, baseIri?: string) {
     const { dataset, owner } = await this.access.writableDataset(caller, account, datasetName, 'update data');
     this.snapshotOf(dataset);
     const baseKey = dataset.graphsManifest ?? null;
     const base = await this.catalog.manifestAt(baseKey);
-    const store = await this.open({ reasoner: 'None' }, baseKey, 1);
+    const defaultGraph = ImportService.defaultGraphFor(baseUrl, owner, dataset);
+    // The dataset's default graph is the update's default graph (what INSERT DATA without GRAPH
+    // writes and DELETE WHERE without GRAPH reads); every other graph keeps its name.
+    const store = await this.platform.engine.open(
+      { statements: dataset.statements, chunks: () => this.catalog.nquads(base, { asDefaultGraph: defaultGraph }) },
+      { reasoner: 'None', replicas: 1 },
+    );
     let graphs: Map<string, string>;
     try {
       if (!store.update) throw new ValidationError('This engine does not take updates.');
-      graphs = await store.update(update);
+      graphs = await store.update(update, baseIri);
     } finally {
       await store.close();
     }
-    const defaultGraph = ImportService.defaultGraphFor(baseUrl, owner, dataset);
     const written: string[] = [];
     const entries: GraphEntry[] = [];
     const now = this.now();

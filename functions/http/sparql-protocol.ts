@@ -8,8 +8,16 @@ import type { HttpRequest } from './types.js';
 export const MAX_SPARQL_CHARS = 1_000_000;
 
 export type SparqlRequest =
-  | { kind: 'query'; text: string; form: QueryForm; defaultGraphs: string[]; namedGraphs: string[] }
-  | { kind: 'update'; text: string; usingGraphs: string[]; usingNamedGraphs: string[] };
+  | {
+      kind: 'query';
+      text: string;
+      form: QueryForm;
+      /** The protocol's dataset, when default-graph-uri or named-graph-uri was given. */
+      dataset?: { defaultGraphs: string[]; namedGraphs: string[] };
+      definesDataset: boolean;
+      baseIri: string;
+    }
+  | { kind: 'update'; text: string; usingGraphs: string[]; usingNamedGraphs: string[]; baseIri: string };
 
 const mediaType = (req: HttpRequest) => (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 
@@ -25,7 +33,8 @@ function exactlyOne(values: string[], name: string): string {
  * Reads a SPARQL 1.1 Protocol request: query via GET, URL-encoded POST or direct POST; update
  * via URL-encoded POST or direct POST (only where `allowUpdate`). Errors say what to send instead.
  */
-export function readSparqlRequest(req: HttpRequest, options: { allowUpdate: boolean }): SparqlRequest {
+export function readSparqlRequest(req: HttpRequest, options: { allowUpdate: boolean; baseIri: string }): SparqlRequest {
+  const baseIri = options.baseIri;
   let params = req.query;
   let direct: { kind: 'query' | 'update'; text: string } | undefined;
   if (req.method === 'POST') {
@@ -54,17 +63,31 @@ export function readSparqlRequest(req: HttpRequest, options: { allowUpdate: bool
     if (req.method !== 'POST') throw new ValidationError('Send updates with POST.');
     const text = direct ? direct.text : exactlyOne(updates, 'update');
     if (!text.trim()) throw new ValidationError('The update is empty.');
-    const analysis = analyzeSparql(text);
+    const analysis = analyzeSparql(text, baseIri);
     if (analysis.kind !== 'update') throw new ValidationError('The request is a query; send it as "query" (or application/sparql-query).');
-    return { kind: 'update', text, usingGraphs: params.getAll('using-graph-uri'), usingNamedGraphs: params.getAll('using-named-graph-uri') };
+    const usingGraphs = params.getAll('using-graph-uri');
+    const usingNamedGraphs = params.getAll('using-named-graph-uri');
+    if (usingGraphs.length || usingNamedGraphs.length) {
+      throw new ValidationError('using-graph-uri and using-named-graph-uri are not supported; write USING / USING NAMED in the update instead.');
+    }
+    return { kind: 'update', text, usingGraphs, usingNamedGraphs, baseIri };
   }
   const text = direct ? direct.text : exactlyOne(queries, 'query');
   if (direct && !text.trim()) throw new ValidationError('The query in the body is empty.');
-  const analysis = analyzeSparql(text);
+  const analysis = analyzeSparql(text, baseIri);
   if (analysis.kind !== 'query') {
     throw new ValidationError(options.allowUpdate ? 'The request is an update; send it as "update" (or application/sparql-update) with POST.' : 'This endpoint answers queries only.');
   }
-  return { kind: 'query', text, form: analysis.form, defaultGraphs: params.getAll('default-graph-uri'), namedGraphs: params.getAll('named-graph-uri') };
+  const defaultGraphs = params.getAll('default-graph-uri');
+  const namedGraphs = params.getAll('named-graph-uri');
+  return {
+    kind: 'query',
+    text,
+    form: analysis.form,
+    dataset: defaultGraphs.length || namedGraphs.length ? { defaultGraphs, namedGraphs } : undefined,
+    definesDataset: analysis.definesDataset,
+    baseIri,
+  };
 }
 
 /** The result format: a path suffix (`sparql.csv`) wins, else the Accept header; 406 if it does not suit the query form. */

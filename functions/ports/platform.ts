@@ -80,9 +80,15 @@ export interface EngineQuery {
   query: string;
   /** Media type of the wanted serialization (SPARQL results or RDF). */
   format: string;
-  /** Empty: the default graph is the union of all graphs. */
+  /**
+   * The protocol's dataset (default-graph-uri / named-graph-uri): when either is given, exactly
+   * these graphs. When neither is given and the query has no FROM, the default graph is the union
+   * of all graphs and every graph is a named graph.
+   */
   defaultGraphs?: string[];
   namedGraphs?: string[];
+  /** The query has FROM / FROM NAMED clauses, which then define its dataset. */
+  queryDefinesDataset?: boolean;
   baseIri?: string;
   timeoutMs: number;
 }

@@ -9,6 +9,8 @@
  *   Baseline: functions/rdf/serialize.ts (`serializeRdf`, what the export runs) over the same
  *   statements, pre-parsed into memory so only serializer time is measured.
  * - server memory: VmHWM / VmRSS of the platform process, and the highest VmRSS seen per phase.
+ * - CPU seconds next to wall time (server: /proc/<pid>/stat, all threads; bare: process.cpuUsage),
+ *   since wall time on a shared machine moves with other load.
  *
  * Aims (from the issue): import ≤ 2× the bare parser, export ≤ 1.5× the bare serializer, server
  * peak memory under 1 GB. Prints figures; asserts nothing.
@@ -67,18 +69,42 @@ function procStatus(pid: number): { hwm?: number; rss?: number } {
   return { hwm: kb('VmHWM'), rss: kb('VmRSS') };
 }
 
-/** Highest VmRSS of `pid` while `run` runs (sampled every 50 ms). */
-async function sampled<T>(pid: number, run: () => Promise<T>): Promise<{ result: T; peakRss: number }> {
+/** CPU seconds (user + system, all threads) the process `pid` has used so far, from /proc. */
+function procCpuSeconds(pid: number): number | undefined {
+  try {
+    // Fields after the `(comm)`: state is field 3; utime and stime are fields 14 and 15, in ticks.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+/** USER_HZ: 100 on every mainstream Linux build. */
+const CLOCK_TICKS = 100;
+
+/** Runs `run`, with the highest VmRSS of `pid` meanwhile (sampled every 50 ms) and the CPU seconds it used. */
+async function measureServer<T>(pid: number, run: () => Promise<T>): Promise<{ result: T; peakRss: number; cpuSeconds: number }> {
   let peak = procStatus(pid).rss ?? 0;
+  const cpuBefore = procCpuSeconds(pid) ?? NaN;
   const timer = setInterval(() => (peak = Math.max(peak, procStatus(pid).rss ?? 0)), 50);
   try {
     const result = await run();
     peak = Math.max(peak, procStatus(pid).rss ?? 0);
-    return { result, peakRss: peak };
+    return { result, peakRss: peak, cpuSeconds: (procCpuSeconds(pid) ?? NaN) - cpuBefore };
   } finally {
     clearInterval(timer);
   }
 }
+
+/** Runs `run` in this process, with the CPU seconds this process used meanwhile. */
+async function measureHere<T>(run: () => Promise<T>): Promise<T & { cpuSeconds: number }> {
+  const before = process.cpuUsage();
+  const result = await run();
+  const used = process.cpuUsage(before);
+  return { ...result, cpuSeconds: (used.user + used.system) / 1e6 };
+}
+
+const cpu = (s: number) => (Number.isFinite(s) ? secs(s) : 'n/a');
 
 // ---------------------------------------------------------------------------------------------
 // HTTP
@@ -105,7 +131,11 @@ function apiFor(platform: RunningPlatform): Api {
   };
 }
 
-/** One raw request with node:http (known Content-Length, body streamed from `body`). */
+/**
+ * One raw request with node:http (known Content-Length, body streamed from `body`). A fresh
+ * connection each time (`agent: false`): a pooled one may have been idle past the server's
+ * keep-alive timeout while this process was busy with a bare run, and reset on reuse.
+ */
 function rawRequest(
   url: string,
   method: string,
@@ -113,7 +143,7 @@ function rawRequest(
   body?: NodeJS.ReadableStream,
 ): Promise<{ res: IncomingMessage; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers }, (res) => {
+    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ res, text: Buffer.concat(chunks).toString('utf8') }));
@@ -183,11 +213,11 @@ async function httpImport(api: Api, platform: RunningPlatform, dataset: string, 
   }
 }
 
-/** Streams an export to nowhere, counting bytes (and newlines, for line-based formats). */
+/** Streams an export to nowhere, counting bytes (and newlines, for line-based formats); fresh connection as above. */
 function httpExport(api: Api, url: string): Promise<{ bytes: number; lines: number; seconds: number }> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
-    const req = httpRequest(url, { headers: api.headers }, (res) => {
+    const req = httpRequest(url, { headers: api.headers, agent: false }, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         return reject(new Error(`GET ${url}: ${res.statusCode}`));
@@ -264,7 +294,10 @@ export async function benchImportExport(platform: RunningPlatform, options: Impo
       `N-Triples ${mib(data.ntriplesBytes)}, Turtle ${mib(data.turtleBytes)} (generated in ${secs((performance.now() - t0) / 1000)}); ` +
       `${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}`,
   );
-  log('# import: tus upload + start + poll until finished, one run; exports: the faster of two runs; bare figures in this process');
+  log(
+    '# import: tus upload + start + poll until finished, one run; exports: the faster of two runs; bare figures in this process. ' +
+      'Server CPU: user+system of the platform process (all threads, so gzip too) meanwhile; less sensitive to other load than wall time.',
+  );
   const phases: [string, number][] = [];
   try {
     await api.json('POST', '/accounts', { type: 'org', accountName: ACCOUNT });
@@ -287,16 +320,19 @@ export async function benchImportExport(platform: RunningPlatform, options: Impo
       [ttl, data.turtle, data.turtleBytes, 'Turtle'],
     ];
     for (const [format, file, size, label] of imports) {
-      const bare = await bareParse(file, format);
+      const bare = await measureHere(() => bareParse(file, format));
       const ours = await ourParse(file, format);
       const dataset = `import-${format.extensions[0]}`;
-      const { result, peakRss } = await sampled(platform.pid, () => httpImport(api, platform, dataset, file, `bench.${format.extensions[0]}`, size, data.prefixes));
+      const { result, peakRss, cpuSeconds } = await measureServer(platform.pid, () =>
+        httpImport(api, platform, dataset, file, `bench.${format.extensions[0]}`, size, data.prefixes),
+      );
       phases.push([`import ${label}`, peakRss]);
       const check = result.statements === bare.statements ? '' : ` [!: the job counted ${int(result.statements)}, the parser ${int(bare.statements)}]`;
       log(
         `import ${label}: ${int(result.statements)} statements in ${secs(result.seconds)} = ${perSecond(result.statements, result.seconds)} ` +
-          `(upload ${secs(result.uploadSeconds)}, start→finished ${secs(result.indexingSeconds)}); ` +
-          `bare parser ${secs(bare.seconds)} = ${perSecond(bare.statements, bare.seconds)}; ${ratioText(result.seconds, bare.seconds, IMPORT_AIM)}${check}`,
+          `(upload ${secs(result.uploadSeconds)}, start→finished ${secs(result.indexingSeconds)}; server CPU ${cpu(cpuSeconds)}); ` +
+          `bare parser ${secs(bare.seconds)} = ${perSecond(bare.statements, bare.seconds)} (CPU ${cpu(bare.cpuSeconds)}); ` +
+          `${ratioText(result.seconds, bare.seconds, IMPORT_AIM)}, CPU-time ratio ${(cpuSeconds / bare.cpuSeconds).toFixed(2)}×${check}`,
       );
       log(`    (parseRdf, the platform's parser wrapper, alone: ${secs(ours.seconds)} = ${perSecond(ours.statements, ours.seconds)}; ${(ours.seconds / bare.seconds).toFixed(2)}× the bare parser)`);
     }
@@ -311,15 +347,20 @@ export async function benchImportExport(platform: RunningPlatform, options: Impo
     for (const [format, ext, label] of [[nt, 'nt', 'N-Triples'], [trig, 'trig', 'TriG']] as const) {
       await bareSerializeRdf(warmQuads, format, data.prefixes);
       // Exports are short: the faster of two runs on each side, to damp noise from other load.
-      const bare = fastest(await bareSerializeRdf(quads, format, data.prefixes), await bareSerializeRdf(quads, format, data.prefixes));
+      const bare = fastest(
+        await measureHere(() => bareSerializeRdf(quads, format, data.prefixes)),
+        await measureHere(() => bareSerializeRdf(quads, format, data.prefixes)),
+      );
       const url = `${platform.url}/datasets/${ACCOUNT}/${dataset}/download.${ext}`;
-      const { result, peakRss } = await sampled(platform.pid, async () => fastest(await httpExport(api, url), await httpExport(api, url)));
-      phases.push([`export ${label}`, peakRss]);
+      const first = await measureServer(platform.pid, () => httpExport(api, url));
+      const second = await measureServer(platform.pid, () => httpExport(api, url));
+      const { result, cpuSeconds } = second.result.seconds < first.result.seconds ? second : first;
+      phases.push([`export ${label}`, Math.max(first.peakRss, second.peakRss)]);
       const check = ext === 'nt' && result.lines !== statements ? ` [!: ${int(result.lines)} lines for ${int(statements)} statements]` : '';
       log(
-        `export ${label}: ${int(statements)} statements, ${mib(result.bytes)} in ${secs(result.seconds)} = ${perSecond(statements, result.seconds)}; ` +
-          `bare serializer (serializeRdf) ${mib(bare.bytes ?? 0)} in ${secs(bare.seconds)} = ${perSecond(bare.statements, bare.seconds)}; ` +
-          `${ratioText(result.seconds, bare.seconds, EXPORT_AIM)}${check}`,
+        `export ${label}: ${int(statements)} statements, ${mib(result.bytes)} in ${secs(result.seconds)} = ${perSecond(statements, result.seconds)} (server CPU ${cpu(cpuSeconds)}); ` +
+          `bare serializer (serializeRdf) ${mib(bare.bytes ?? 0)} in ${secs(bare.seconds)} = ${perSecond(bare.statements, bare.seconds)} (CPU ${cpu(bare.cpuSeconds)}); ` +
+          `${ratioText(result.seconds, bare.seconds, EXPORT_AIM)}, CPU-time ratio ${(cpuSeconds / bare.cpuSeconds).toFixed(2)}×${check}`,
       );
     }
 

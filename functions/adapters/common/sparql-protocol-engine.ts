@@ -10,12 +10,13 @@
  * closed: swapping services is atomic, and close() drops only the old snapshot's graphs.
  *
  * Queries see only their snapshot. Each query is parsed with sparqljs and rewritten:
- *  - its dataset is always spelled out as FROM / FROM NAMED clauses of snapshot graphs (the
- *    request's default/named graphs, else the query's own FROM / FROM NAMED, else the union of the
- *    snapshot's graphs as default graph and all of them as named graphs). Protocol parameters are
- *    not used for this: Virtuoso merges `default-graph-uri` with the query's FROM instead of
- *    overriding it, and without FROM NAMED it lets GRAPH ?g range over every graph in the store.
- *    An empty graph list becomes one FROM (NAMED) of a graph that does not exist.
+ *  - its dataset is always spelled out as FROM / FROM NAMED clauses of snapshot graphs: the
+ *    request's default/named graphs when either is given (exactly those), else the query's own
+ *    FROM / FROM NAMED, else the union of the snapshot's graphs as default graph and all of them
+ *    as named graphs. Protocol parameters are not used for this: Virtuoso merges
+ *    `default-graph-uri` with the query's FROM instead of overriding it, and without FROM NAMED
+ *    it lets GRAPH ?g range over every graph in the store. An empty graph list becomes one
+ *    FROM (NAMED) of a graph that does not exist.
  *  - `GRAPH <g>` becomes `GRAPH <urn:x-snapshot:ID:g>`; SERVICE and function IRIs other than XSD
  *    casts are refused (Virtuoso runs SQL procedures for them; they would reach beyond the snapshot).
  * Graph names in results are mapped back by removing the snapshot prefix from IRIs (and from
@@ -38,14 +39,21 @@
  * grouped into connected components (statements linked by shared blank nodes) and each component
  * is sent whole: by GSP when it lies in one graph, else as `INSERT { GRAPH .. } WHERE {}`.
  * A component larger than Virtuoso's per-request limit (about 1 000 statements with blank nodes
- * for INSERT..WHERE) fails the load with Virtuoso's message.
+ * for INSERT..WHERE) fails the load with Virtuoso's message. Blank-node statements stay in memory
+ * until the end of the load. Blank node labels are global to the snapshot (not per chunk).
+ * If a load fails, what it wrote is dropped; graphs of a process that died are left behind.
  *
  * Reasoning (RDFS/OWL) materialises the same rules as the embedded engine, as SPARQL updates run
  * to a fixpoint, into the snapshot's `<urn:x-platform:inferred>` graph.
  *
  * Timeouts: the fetch is aborted at `timeoutMs` and the server is asked to stop too (Virtuoso's
  * `timeout` parameter; Virtuoso then answers partial results flagged `X-SQL-State: S1TAT`, which
- * are reported as a timeout, never returned).
+ * are reported as a timeout, never returned). SELECT results cut at Virtuoso's ResultSetMaxRows
+ * (flagged `X-SPARQL-MaxRows`) are refused as EngineQueryError; CONSTRUCT results are cut
+ * silently, so configure that limit well above the platform's own.
+ *
+ * Not provided: `update()` (dataset updates need the embedded engine) and `replicas` (the external
+ * store scales on its own; `maxConcurrentQueries` bounds what one snapshot sends at once).
  */
 import { randomBytes } from 'node:crypto';
 import * as oxigraph from 'oxigraph';
@@ -617,23 +625,40 @@ interface Rewritten {
   form: QueryForm;
 }
 
+const parse = (text: string, baseIri?: string): sparqljs.SparqlQuery => new sparqljs.Parser({ baseIRI: baseIri }).parse(text);
+
+/** `<...\u0041...>` → `<...A...>` (only inside IRI references, where sparqljs does not accept escapes). */
+function decodeIriEscapes(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/<([^<>"{}|^`\x00-\x20]*)>/g, (whole, body: string) =>
+    body.includes('\\') ? `<${body.replace(/\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})/g, (_, a?: string, b?: string) => String.fromCodePoint(parseInt(a ?? b!, 16)))}>` : whole,
+  );
+}
+
 function rewriteQuery(request: EngineQuery, names: SnapshotNames): Rewritten {
   let parsed: sparqljs.SparqlQuery;
   try {
-    parsed = new sparqljs.Parser({ baseIRI: request.baseIri }).parse(request.query);
+    parsed = parse(request.query, request.baseIri);
   } catch (e) {
-    throw new EngineQueryError(`The query does not parse: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`);
+    // sparqljs does not read \u escapes inside IRIs; SPARQL processes them before parsing.
+    const decoded = decodeIriEscapes(request.query);
+    try {
+      if (decoded === request.query) throw e;
+      parsed = parse(decoded, request.baseIri);
+    } catch {
+      throw new EngineQueryError(`The query does not parse: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`);
+    }
   }
   if (parsed.type !== 'query') throw new EngineQueryError('Only queries can be run here, not updates.');
   const own = parsed.from ?? { default: [], named: [] };
-  const protocol = Boolean(request.defaultGraphs?.length || request.namedGraphs?.length);
   const everything = [...[...names.graphs].map((g) => names.stored(g)), ...(names.hasDefault ? [names.defaultBucket] : [])];
   const named = [...names.graphs].map((g) => names.stored(g));
   let defaults: string[];
   let nameds: string[];
-  if (protocol) {
-    defaults = request.defaultGraphs?.length ? request.defaultGraphs.map((g) => names.stored(g)) : everything;
-    nameds = request.namedGraphs?.length ? request.namedGraphs.map((g) => names.stored(g)) : named;
+  if (request.defaultGraphs !== undefined || request.namedGraphs !== undefined) {
+    // The protocol's dataset is the whole dataset: what it does not list is not there.
+    defaults = (request.defaultGraphs ?? []).map((g) => names.stored(g));
+    nameds = (request.namedGraphs ?? []).map((g) => names.stored(g));
   } else if (own.default.length || own.named.length) {
     // The query's own dataset (SPARQL 1.1 §13.2: no FROM NAMED means no named graphs, and vice versa).
     defaults = own.default.map((g) => names.stored(g.value));

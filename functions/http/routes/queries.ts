@@ -42,15 +42,8 @@ const CreateBody = z.object({
   variables: z.array(variable).optional(),
 });
 const VersionBody = z.object({ requestConfig, renderConfig, variables: z.array(variable).optional() });
-const MetaBody = z.object({
-  name: z.string().optional(),
-  displayName: z.string().max(256).optional(),
-  description: z.string().max(10_000).optional(),
-  accessLevel: z.enum(ACCESS_LEVELS).optional(),
-  dataset: z.string().optional(),
-  tags: z.array(z.string().max(64)).max(50).optional(),
-  serviceConfig,
-});
+/** Metadata only: the fields of a new query that are not versioned, all optional. */
+const MetaBody = CreateBody.pick({ name: true, displayName: true, description: true, accessLevel: true, dataset: true, tags: true, serviceConfig: true }).partial();
 
 const queryUrl = (ctx: OperationContext, found: Found) => `${ctx.apiUrl}/queries/${found.owner.accountName}/${found.query.name}`;
 

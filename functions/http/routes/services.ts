@@ -4,7 +4,7 @@ import { ValidationError } from '../../domain/errors.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';
-import { chooseResultFormat, readSparqlRequest } from '../sparql-protocol.js';
+import { chooseResultFormat, readSparqlRequest, type SparqlRequest } from '../sparql-protocol.js';
 
 const CreateBody = z.object({
   name: z.string('is required'),
@@ -69,18 +69,25 @@ export const serviceOperations: Operations = {
   },
 };
 
+/** The endpoint's own URL (without a format suffix): the base IRI of queries sent to it. */
+const endpointUrl = (ctx: OperationContext) => `${ctx.apiUrl}${ctx.req.path.replace(/\.[a-z]+$/, '')}`;
+
+const engineQuery = (request: Extract<SparqlRequest, { kind: 'query' }>, format: string) => ({
+  query: request.text,
+  format,
+  defaultGraphs: request.dataset?.defaultGraphs,
+  namedGraphs: request.dataset?.namedGraphs,
+  queryDefinesDataset: request.definesDataset,
+  baseIri: request.baseIri,
+});
+
 /** SPARQL 1.1 Protocol over a service (queries only). */
 export const sparqlOperations: Operations = {
   async serviceSparql(ctx) {
-    const request = readSparqlRequest(ctx.req, { allowUpdate: false });
+    const request = readSparqlRequest(ctx.req, { allowUpdate: false, baseIri: endpointUrl(ctx) });
     if (request.kind !== 'query') throw new ValidationError('This endpoint answers queries only.');
     const format = chooseResultFormat(ctx.req, request.form);
-    const body = await ctx.services.sparqlServices.query(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!, {
-      query: request.text,
-      format: format.engineFormat,
-      defaultGraphs: request.defaultGraphs,
-      namedGraphs: request.namedGraphs,
-    });
+    const body = await ctx.services.sparqlServices.query(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!, engineQuery(request, format.engineFormat));
     return { status: 200, headers: { 'content-type': `${format.mediaType}; charset=utf-8`, vary: 'Accept' }, body };
   },
 };
@@ -88,18 +95,13 @@ export const sparqlOperations: Operations = {
 /** The dataset's own endpoint: queries over its current graphs, and SPARQL Update for writers. */
 export const datasetSparqlOperations: Operations = {
   async datasetSparql(ctx) {
-    const request = readSparqlRequest(ctx.req, { allowUpdate: true });
+    const request = readSparqlRequest(ctx.req, { allowUpdate: true, baseIri: endpointUrl(ctx) });
     if (request.kind === 'update') {
-      const result = await ctx.services.sparqlServices.updateDataset(ctx.caller, ctx.params.account!, ctx.params.dataset!, request.text, ctx.apiUrl);
+      const result = await ctx.services.sparqlServices.updateDataset(ctx.caller, ctx.params.account!, ctx.params.dataset!, request.text, ctx.apiUrl, request.baseIri);
       return jsonResponse(200, result);
     }
     const format = chooseResultFormat(ctx.req, request.form);
-    const body = await ctx.services.sparqlServices.queryDataset(ctx.caller, ctx.params.account!, ctx.params.dataset!, {
-      query: request.text,
-      format: format.engineFormat,
-      defaultGraphs: request.defaultGraphs,
-      namedGraphs: request.namedGraphs,
-    });
+    const body = await ctx.services.sparqlServices.queryDataset(ctx.caller, ctx.params.account!, ctx.params.dataset!, engineQuery(request, format.engineFormat));
     return { status: 200, headers: { 'content-type': `${format.mediaType}; charset=utf-8`, vary: 'Accept' }, body };
   },
 };

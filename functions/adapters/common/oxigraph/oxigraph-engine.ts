@@ -160,6 +160,7 @@ class OxigraphStore implements SparqlStore {
           format: request.format,
           defaultGraphs: request.defaultGraphs,
           namedGraphs: request.namedGraphs,
+          queryDefinesDataset: request.queryDefinesDataset,
           baseIri: request.baseIri,
         }),
         new Promise<never>((_, reject) => {

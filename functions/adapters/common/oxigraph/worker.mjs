@@ -79,9 +79,15 @@ parentPort.on('message', (message) => {
         break;
       case 'query': {
         const options = { results_format: message.format, base_iri: message.baseIri };
-        if (message.defaultGraphs?.length) options.default_graph = graphTerms(message.defaultGraphs);
-        else options.use_default_graph_as_union = true;
-        if (message.namedGraphs?.length) options.named_graphs = graphTerms(message.namedGraphs);
+        if (message.defaultGraphs || message.namedGraphs) {
+          // The protocol's dataset (default-graph-uri / named-graph-uri) is the whole dataset:
+          // what it does not list is not there.
+          options.default_graph = graphTerms(message.defaultGraphs ?? []);
+          options.named_graphs = graphTerms(message.namedGraphs ?? []);
+        } else if (!message.queryDefinesDataset) {
+          // No dataset given anywhere: the default graph is the union of all graphs.
+          options.use_default_graph_as_union = true;
+        }
         const result = store.query(message.query, options);
         parentPort.postMessage({ id: message.id, ok: true, result: typeof result === 'string' ? result : String(result) });
         break;
