@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
-import { createGunzip, createGzip } from 'node:zlib';
+import { createGzip } from 'node:zlib';
 import type { RdfFormat } from '../rdf/formats.js';
-import { ntIri, parseNtLine, type NtQuad } from '../rdf/nt.js';
+import { ntIri, ntLinesToBatches, ntTextToNq, parseNtLine, type NtQuad } from '../rdf/nt.js';
 import { serializeRdf } from '../rdf/serialize.js';
 import type { AccessService } from './access-service.js';
 import type { Caller } from './caller.js';
@@ -54,43 +54,27 @@ export class ExportService {
   }
 
   private async *rawLines(graphs: GraphEntry[]): AsyncGenerator<Buffer> {
-    for (const g of graphs) {
-      const gz = await this.catalog.gzipped(g.blobKey);
-      for await (const chunk of gz.pipe(createGunzip())) yield chunk as Buffer;
-    }
+    for (const g of graphs) for await (const chunk of await this.catalog.text(g.blobKey)) yield chunk as Buffer;
   }
 
   private async *quadLines(graphs: GraphEntry[]): AsyncGenerator<string> {
     for (const g of graphs) {
-      const suffix = ` ${ntIri(g.graphName)} .`;
-      let out: string[] = [];
-      for await (const line of await this.catalog.lines(g.blobKey)) {
-        if (!line) continue;
-        out.push(line.slice(0, -2) + suffix);
-        if (out.length >= BATCH) {
-          yield `${out.join('\n')}\n`;
-          out = [];
-        }
+      const graph = ntIri(g.graphName);
+      const decoder = new TextDecoder('utf-8');
+      let rest = '';
+      for await (const chunk of await this.catalog.text(g.blobKey)) {
+        const text = rest + decoder.decode(chunk as Buffer, { stream: true });
+        const cut = text.lastIndexOf('\n') + 1;
+        rest = text.slice(cut);
+        if (cut > 0) yield ntTextToNq(text.slice(0, cut), graph);
       }
-      if (out.length) yield `${out.join('\n')}\n`;
+      rest += decoder.decode();
+      if (rest) yield ntTextToNq(`${rest}\n`, graph);
     }
   }
 
   private async *quadBatches(graphs: GraphEntry[]): AsyncGenerator<NtQuad[]> {
-    for (const g of graphs) {
-      const graph = ntIri(g.graphName);
-      let batch: NtQuad[] = [];
-      for await (const line of await this.catalog.lines(g.blobKey)) {
-        if (!line) continue;
-        const q = parseNtLine(line);
-        batch.push({ subject: q.subject, predicate: q.predicate, object: q.object, graph });
-        if (batch.length >= BATCH) {
-          yield batch;
-          batch = [];
-        }
-      }
-      if (batch.length) yield batch;
-    }
+    for (const g of graphs) yield* ntLinesToBatches(await this.catalog.text(g.blobKey), ntIri(g.graphName), BATCH);
   }
 
   /**

@@ -15,8 +15,8 @@ export class GraphBlobWriter {
   private readonly gzip: Gzip;
   private readonly stored: Promise<BlobInfo>;
   private readonly lines = new LineSet();
-  private pending: string[] = [];
-  private pendingChars = 0;
+  /** Lines not yet handed to gzip (V8 concatenates strings cheaply, as ropes). */
+  private pending = '';
 
   constructor(
     blobs: BlobStore,
@@ -32,19 +32,20 @@ export class GraphBlobWriter {
     return this.lines.size;
   }
 
-  /** Adds a line (without its newline) unless the graph already holds it. */
-  async add(line: string): Promise<void> {
-    if (!this.lines.add(line)) return;
-    this.pending.push(line);
-    this.pendingChars += line.length + 1;
-    if (this.pendingChars >= CHUNK_CHARS) await this.flush();
+  /**
+   * Adds a line (without its newline) unless the graph already holds it. Returns a promise only
+   * when the caller must wait for gzip to drain, so the hot loop avoids an await per line.
+   */
+  add(line: string): Promise<void> | undefined {
+    if (!this.lines.add(line)) return undefined;
+    this.pending += `${line}\n`;
+    return this.pending.length >= CHUNK_CHARS ? this.flush() : undefined;
   }
 
   private async flush(): Promise<void> {
     if (this.pending.length === 0) return;
-    const chunk = `${this.pending.join('\n')}\n`;
-    this.pending = [];
-    this.pendingChars = 0;
+    const chunk = this.pending;
+    this.pending = '';
     if (!this.gzip.write(chunk)) await once(this.gzip, 'drain');
   }
 

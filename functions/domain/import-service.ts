@@ -355,10 +355,18 @@ export class ImportService {
           blankNodePrefix: `j${job.jobId.slice(0, 8)}f${index}x`,
           fileName: file.fileName,
         });
+        // Quads of one graph usually come in runs: keep the last graph's writer at hand.
+        let lastGraph: string | null | undefined;
+        let writer: GraphBlobWriter | undefined;
         for await (const batch of batches) {
           for (const quad of batch as NtQuad[]) {
-            const graphName = quad.graph === null ? job.defaultGraphName : quad.graph.startsWith('<') ? ntIriValue(quad.graph) : `${job.defaultGraphName}/${quad.graph.slice(2)}`;
-            await writerFor(graphName).add(`${quad.subject} ${quad.predicate} ${quad.object} .`);
+            if (quad.graph !== lastGraph || !writer) {
+              const graphName = quad.graph === null ? job.defaultGraphName : quad.graph.startsWith('<') ? ntIriValue(quad.graph) : `${job.defaultGraphName}/${quad.graph.slice(2)}`;
+              writer = writerFor(graphName);
+              lastGraph = quad.graph;
+            }
+            const draining = writer.add(`${quad.subject} ${quad.predicate} ${quad.object} .`);
+            if (draining) await draining;
           }
         }
       }
@@ -410,7 +418,12 @@ export class ImportService {
   private async merge(datasetId: string, blobKeys: string[]): Promise<{ blobKey: string; statements: number }> {
     const writer = new GraphBlobWriter(this.platform.blobs.data, graphBlobKey(datasetId, this.platform.ids.newId()));
     try {
-      for (const key of blobKeys) for await (const line of await this.catalog.lines(key)) if (line) await writer.add(line);
+      for (const key of blobKeys) {
+        for await (const line of await this.catalog.lines(key)) {
+          const draining = line ? writer.add(line) : undefined;
+          if (draining) await draining;
+        }
+      }
       await writer.end();
       return { blobKey: writer.blobKey, statements: writer.statements };
     } catch (e) {

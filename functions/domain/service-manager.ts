@@ -289,7 +289,12 @@ export class ServiceManager {
       for (const [graphName, texts] of byName) {
         const writer = new GraphBlobWriter(this.platform.blobs.data, graphBlobKey(dataset.id, this.platform.ids.newId()));
         written.push(writer.blobKey);
-        for (const text of texts) for (const line of text.split('\n')) if (line) await writer.add(line);
+        for (const text of texts) {
+          for (const line of text.split('\n')) {
+            const draining = line ? writer.add(line) : undefined;
+            if (draining) await draining;
+          }
+        }
         await writer.end();
         if (writer.statements === 0) continue;
         const old = base.graphs.find((g) => g.graphName === graphName);
