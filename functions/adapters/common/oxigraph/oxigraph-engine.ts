@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import {
   type EngineQuery,
   EngineOverloadedError,
@@ -56,12 +56,38 @@ class Replica {
     this.pending.clear();
   }
 
-  send(message: Record<string, unknown>): Promise<Reply> {
+  send(message: Record<string, unknown>, transfer: MessagePort[] = []): Promise<Reply> {
     const id = this.nextId++;
     return new Promise<Reply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ ...message, id });
+      this.worker.postMessage({ ...message, id }, transfer);
     });
+  }
+
+  /**
+   * Streams N-Quads chunks into the store as one load (one blank-node scope). Each chunk waits
+   * for the worker's acknowledgement, so at most one chunk is in flight.
+   */
+  async load(chunks: AsyncIterable<string>): Promise<void> {
+    const { port1, port2 } = new MessageChannel();
+    const acks: (() => void)[] = [];
+    port1.on('message', () => acks.shift()?.());
+    const done = this.send({ type: 'loadStream', port: port2 }, [port2]);
+    const failed = done.then((r) => (r.ok ? null : new Error(r.error)));
+    try {
+      for await (const chunk of chunks) {
+        const acked = new Promise<void>((resolve) => acks.push(resolve));
+        port1.postMessage({ chunk });
+        // A failed load answers instead of acknowledging.
+        const error = await Promise.race([acked.then(() => null), failed]);
+        if (error) throw error;
+      }
+      port1.postMessage({ done: true });
+      const reply = await done;
+      if (!reply.ok) throw new Error(reply.error);
+    } finally {
+      port1.close();
+    }
   }
 
   async terminate(): Promise<void> {
@@ -96,12 +122,12 @@ class OxigraphStore implements SparqlStore {
     return new Replica((dead) => void this.replace(dead));
   }
 
-  /** Streams the snapshot into replicas (each chunk to all of them), then reasons. */
+  /** Streams the snapshot into each replica (in parallel, one read of the source each), then reasons. */
   private async load(replicas: Replica[]): Promise<void> {
-    for await (const chunk of this.source.chunks()) {
-      const replies = await Promise.all(replicas.map((r) => r.send({ type: 'load', chunk })));
-      const failed = replies.find((r) => !r.ok);
-      if (failed) throw new Error(`loading the snapshot failed: ${failed.error}`);
+    try {
+      await Promise.all(replicas.map((r) => r.load(this.source.chunks())));
+    } catch (e) {
+      throw new Error(`loading the snapshot failed: ${(e as Error).message}`);
     }
     const finals = await Promise.all(replicas.map((r) => r.send({ type: 'reason', level: this.reasoner })));
     const failed = finals.find((r) => !r.ok);

@@ -1,7 +1,7 @@
 // One oxigraph store in a worker thread. Plain JavaScript so it runs unchanged under tsx, plain
 // Node and in a Lambda bundle. oxigraph's query() is synchronous and cannot be interrupted, so
 // the pool runs each store in its own thread and terminates the thread on timeout.
-import { parentPort } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import * as oxigraph from 'oxigraph';
 
 let store = new oxigraph.Store();
@@ -60,17 +60,41 @@ function graphTerms(list) {
 }
 
 parentPort.on('message', (message) => {
+  // The stream port arrives in the transfer list of a loadStream message.
   try {
     switch (message.type) {
       case 'reset':
         store = new oxigraph.Store();
         parentPort.postMessage({ id: message.id, ok: true });
         break;
-      case 'load':
-        // Data comes from our own canonical blobs: already validated, so skip the checks.
-        store.load(message.chunk, { format: 'application/n-quads', lenient: true, no_transaction: true });
-        parentPort.postMessage({ id: message.id, ok: true });
+      case 'loadStream': {
+        // One load call for the whole snapshot, so blank node labels keep one scope across
+        // chunks (each load call has its own). Chunks arrive on `port`; this thread blocks on it
+        // between chunks and acknowledges each, so the sender never runs ahead.
+        const { port } = message;
+        const wait = new Int32Array(new SharedArrayBuffer(4));
+        function* chunks() {
+          for (;;) {
+            let received = receiveMessageOnPort(port);
+            for (let spins = 0; !received; spins++) {
+              Atomics.wait(wait, 0, 0, Math.min(50, 1 + spins));
+              received = receiveMessageOnPort(port);
+            }
+            const { chunk, done } = received.message;
+            if (done) return;
+            port.postMessage({ ack: true });
+            yield chunk;
+          }
+        }
+        try {
+          // Data comes from our own canonical blobs: already validated, so skip the checks.
+          store.load(chunks(), { format: 'application/n-quads', lenient: true, no_transaction: true });
+          parentPort.postMessage({ id: message.id, ok: true });
+        } finally {
+          port.close();
+        }
         break;
+      }
       case 'reason':
         parentPort.postMessage({ id: message.id, ok: true, inferred: reason(message.level, message.maxRounds ?? 50), size: store.size });
         break;
