@@ -29,6 +29,13 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformS
       queryTimeoutMs: positive(ENV.queryTimeoutMs, 30_000),
       maxStatements: positive(ENV.maxServiceStatements, 12_000_000),
       replicas: 2,
+      external: env[ENV.externalSparqlEndpoint]
+        ? {
+            queryEndpoint: env[ENV.externalSparqlEndpoint]!,
+            updateEndpoint: env[ENV.externalSparqlUpdateEndpoint] || undefined,
+            graphStoreEndpoint: env[ENV.externalGraphStoreEndpoint] || undefined,
+          }
+        : undefined,
     },
   };
 }

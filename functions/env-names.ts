@@ -14,6 +14,9 @@ export const ENV = {
   importWorkerFunctionName: 'IMPORT_WORKER_FUNCTION_NAME',
   queryTimeoutMs: 'QUERY_TIMEOUT_MS',
   maxServiceStatements: 'MAX_SERVICE_STATEMENTS',
+  externalSparqlEndpoint: 'EXTERNAL_SPARQL_ENDPOINT',
+  externalSparqlUpdateEndpoint: 'EXTERNAL_SPARQL_UPDATE_ENDPOINT',
+  externalGraphStoreEndpoint: 'EXTERNAL_GRAPH_STORE_ENDPOINT',
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

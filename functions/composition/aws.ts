@@ -6,6 +6,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
 import { fetchUrl } from '../adapters/common/fetch-url.js';
 import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
+import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol-engine.js';
 import type { ResumableUploads, TaskQueue } from '../ports/platform.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
@@ -67,6 +68,7 @@ let services: Promise<Services> | undefined;
 export function awsServices(): Promise<Services> {
   services ??= Promise.resolve().then(() => {
     const db = documentClient(new DynamoDBClient({}));
+    const settings = settingsFromEnv();
     let s3: S3Client | undefined;
     return createServices({
       store: new DynamoDbMetadataStore(db, requiredEnv(ENV.tableName)),
@@ -75,11 +77,12 @@ export function awsServices(): Promise<Services> {
       fetcher: fetchUrl,
       uploads: uploadsNotAvailable,
       engine: oxigraphEngine,
+      externalEngine: settings.sparql.external && new SparqlProtocolEngine(settings.sparql.external),
       clock: systemClock,
       ids: randomIds,
       passwords: scryptPasswordHasher,
       tokens: joseTokenCodec,
-      settings: settingsFromEnv(),
+      settings,
     });
   });
   return services;

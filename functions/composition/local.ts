@@ -11,6 +11,7 @@ import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
 import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
 import { fetchUrl } from '../adapters/common/fetch-url.js';
 import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
+import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol-engine.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { settingsFromEnv } from '../config.js';
@@ -180,6 +181,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       // tus keeps its files inside the uploads store, so imports read them as ordinary blobs.
       uploads: new TusUploads(join(blobsDir, 'uploads', TUS_PREFIX), { maxSize: MAX_UPLOAD_BYTES }),
       engine: oxigraphEngine,
+      externalEngine: settings.sparql.external && new SparqlProtocolEngine(settings.sparql.external),
       clock: systemClock,
       ids: randomIds,
       passwords: scryptPasswordHasher,

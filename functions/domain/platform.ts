@@ -10,8 +10,16 @@ export interface PlatformSettings {
   version: string;
   enabledServices: string[];
   featureToggles: Record<string, boolean>;
-  /** Embedded SPARQL engine limits. */
-  sparql: { queryTimeoutMs: number; maxStatements: number; replicas: number };
+  /**
+   * Embedded SPARQL engine limits; snapshots beyond `maxStatements` go to the external engine
+   * (Amazon Neptune or Virtuoso over the SPARQL 1.1 Protocol) when one is configured.
+   */
+  sparql: {
+    queryTimeoutMs: number;
+    maxStatements: number;
+    replicas: number;
+    external?: { queryEndpoint: string; updateEndpoint?: string; graphStoreEndpoint?: string };
+  };
 }
 
 /** The ports every use case may use, wired once by `functions/composition/{aws,local}.ts`. */
@@ -33,5 +41,7 @@ export interface Platform {
   fetcher: UrlFetcher;
   uploads: ResumableUploads;
   engine: SparqlEngine;
+  /** For snapshots too large for the embedded engine. */
+  externalEngine?: SparqlEngine;
   settings: PlatformSettings;
 }

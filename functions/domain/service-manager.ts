@@ -67,9 +67,9 @@ export class ServiceManager {
     return { dataset, owner, service: await this.service(dataset, name, `${account}/${datasetName}`) };
   }
 
-  private snapshotOf(dataset: DatasetRecord): ServiceSnapshot {
+  private snapshotOf(dataset: DatasetRecord, options: { external: boolean } = { external: true }): ServiceSnapshot {
     const snapshot = { manifestKey: dataset.graphsManifest ?? null, statements: dataset.statements, graphCount: dataset.graphCount };
-    if (snapshot.statements > this.limits.maxStatements) {
+    if (snapshot.statements > this.limits.maxStatements && !(options.external && this.platform.externalEngine)) {
       throw new ValidationError(
         `The dataset has ${snapshot.statements} statements, more than the ${this.limits.maxStatements} one embedded SPARQL store holds; ` +
           'use an external SPARQL engine (Amazon Neptune or Virtuoso) for a dataset this large.',
@@ -160,10 +160,12 @@ export class ServiceManager {
     }
   }
 
+  /** Loads a snapshot: into the embedded engine, or the external one when it is too large. */
   private async open(service: Pick<ServiceRecord, 'reasoner'>, manifestKey: string | null, replicas = this.limits.replicas): Promise<SparqlStore> {
     const manifest = await this.catalog.manifestAt(manifestKey);
     const statements = manifestTotals(manifest).statements;
-    return this.platform.engine.open({ statements, chunks: () => this.catalog.nquads(manifest) }, { reasoner: service.reasoner, replicas });
+    const engine = statements > this.limits.maxStatements && this.platform.externalEngine ? this.platform.externalEngine : this.platform.engine;
+    return engine.open({ statements, chunks: () => this.catalog.nquads(manifest) }, { reasoner: service.reasoner, replicas });
   }
 
   /** POST {sync|start|restart|stop: true}. */
@@ -240,7 +242,7 @@ export class ServiceManager {
     const key = dataset.graphsManifest ?? `empty:${dataset.id}`;
     let store = this.datasetStores.get(key);
     if (!store) {
-      this.snapshotOf(dataset);
+      this.snapshotOf(dataset, { external: false });
       if (this.datasetStores.size >= 2) {
         const [oldest, old] = this.datasetStores.entries().next().value as [string, Promise<SparqlStore>];
         this.datasetStores.delete(oldest);
@@ -260,7 +262,7 @@ export class ServiceManager {
    */
   async updateDataset(caller: Caller | null, account: string, datasetName: string, update: string, baseUrl: string, baseIri?: string) {
     const { dataset, owner } = await this.access.writableDataset(caller, account, datasetName, 'update data');
-    this.snapshotOf(dataset);
+    this.snapshotOf(dataset, { external: false });
     const baseKey = dataset.graphsManifest ?? null;
     const base = await this.catalog.manifestAt(baseKey);
     const defaultGraph = ImportService.defaultGraphFor(baseUrl, owner, dataset);
