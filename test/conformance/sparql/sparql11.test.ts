@@ -46,4 +46,4 @@ it('passes the W3C SPARQL suites through the HTTP endpoint, except the known fai
     newFailures: [],
     knownFailuresThatNowPass: [],
   });
-}, 300_000);
+}, 1_200_000);
