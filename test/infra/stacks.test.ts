@@ -242,7 +242,7 @@ describe('stateless stack: functions', () => {
 const LOAD_BUNDLE_SCRIPT = `
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 const bundleUrl = pathToFileURL(process.cwd() + '/index.mjs');
 const out = {};
 try {
@@ -257,7 +257,18 @@ try {
     worker.once('error', reject);
     worker.postMessage(m);
   });
-  await ask({ id: 1, type: 'load', chunk: '<urn:s> <urn:p> "o" <urn:g> .\\n' });
+  // The engine's load protocol: chunks on a port, acknowledged one by one, then done.
+  const { port1, port2 } = new MessageChannel();
+  port1.on('message', () => port1.postMessage({ done: true }));
+  const loaded = new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.postMessage({ id: 1, type: 'loadStream', port: port2 }, [port2]);
+  });
+  port1.postMessage({ chunk: '<urn:s> <urn:p> "o" <urn:g> .\\n' });
+  const load = await loaded;
+  port1.close();
+  if (!load.ok) throw new Error(load.error);
   const reply = await ask({ id: 2, type: 'query', query: 'SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }', format: 'application/sparql-results+json' });
   if (!reply.ok) throw new Error(reply.error);
   out.count = JSON.parse(reply.result).results.bindings[0].n.value;
