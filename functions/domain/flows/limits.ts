@@ -1,0 +1,30 @@
+/**
+ * The Flows limits of the spec ("Limits" table), in one place. Lengths count Unicode characters
+ * (code points), not UTF-16 units, so "é" or an emoji counts once.
+ */
+export const FLOW_LIMITS = {
+  flowName: 80,
+  taskLabel: 40,
+  presetName: 80,
+  scheduleLabel: 80,
+  hookLabelMin: 2,
+  hookLabelMax: 80,
+  inlineSparql: 10_000,
+  sendEmailTasks: 5,
+  emailRecipients: 10,
+  emailBody: 10_000,
+  runDescription: 1_000,
+  runsListing: 10_000,
+  /**
+   * Not in the spec: the longest Timeout a task may have. A standard Step Functions execution
+   * lasts at most a year, so a longer Timeout could never fire.
+   */
+  taskTimeoutSeconds: 31_536_000,
+} as const;
+
+/** Length in characters (code points). */
+export function charLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}

@@ -1,0 +1,43 @@
+/**
+ * Run status from task statuses (spec, "States and transitions"): the most severe status among
+ * the tasks, most severe first: failed, timeout, aborted, running, pending, waiting, finished.
+ * Skipped tasks (a Decision chose another branch) and never-started tasks (the run ended before
+ * reaching them) do not count.
+ */
+
+export type RunStatus = 'failed' | 'timeout' | 'aborted' | 'running' | 'pending' | 'waiting' | 'finished';
+export type TaskStatus = RunStatus | 'skipped' | 'neverStarted';
+
+export const RUN_STATUS_SEVERITY: readonly RunStatus[] = [
+  'failed',
+  'timeout',
+  'aborted',
+  'running',
+  'pending',
+  'waiting',
+  'finished',
+];
+
+export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['failed', 'timeout', 'aborted', 'finished'];
+
+/**
+ * The run's status. Beyond plain severity, one rule of the spec's table: "running" also covers
+ * "some finished and others are yet to start", so finished next to pending reads as running.
+ * With no counted task at all (an empty flow, or every task skipped) the run is finished.
+ */
+export function runStatus(taskStatuses: Iterable<TaskStatus>): RunStatus {
+  const present = new Set<TaskStatus>(taskStatuses);
+  if (present.has('pending') && present.has('finished') && !hasAny(present, ['failed', 'timeout', 'aborted'])) {
+    return 'running';
+  }
+  for (const status of RUN_STATUS_SEVERITY) if (present.has(status)) return status;
+  return 'finished';
+}
+
+function hasAny(set: Set<TaskStatus>, statuses: readonly TaskStatus[]): boolean {
+  return statuses.some((s) => set.has(s));
+}
+
+export function isFinalRunStatus(status: RunStatus): boolean {
+  return FINAL_RUN_STATUSES.includes(status);
+}

@@ -1,0 +1,82 @@
+/**
+ * The subset of Amazon States Language (JSONPath query language) the flow compiler emits. Only
+ * features aws-local-stepfunctions also runs: no JSONata, no `Assign`, no `.waitForTaskToken`.
+ */
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+export interface AslDefinition {
+  Comment?: string;
+  StartAt: string;
+  States: Record<string, AslState>;
+}
+
+export type AslState = TaskState | PassState | ChoiceState | ParallelState | WaitState | FailState;
+
+/** Exactly one of `Next` or `End`. */
+interface Transition {
+  Next?: string;
+  End?: true;
+}
+
+export interface Catcher {
+  ErrorEquals: string[];
+  ResultPath?: string;
+  Next: string;
+}
+
+export interface TaskState extends Transition {
+  Type: 'Task';
+  Comment?: string;
+  Resource: string;
+  Parameters: Record<string, JsonValue>;
+  TimeoutSeconds?: number;
+  ResultSelector?: Record<string, JsonValue>;
+  ResultPath?: string;
+  Catch?: Catcher[];
+}
+
+export interface PassState extends Transition {
+  Type: 'Pass';
+  Comment?: string;
+  Result?: JsonValue;
+  Parameters?: Record<string, JsonValue>;
+  ResultPath?: string;
+}
+
+export type ChoiceRule =
+  | { Variable: string; StringEquals: string }
+  | { Variable: string; IsPresent: boolean }
+  | { Variable: string; NumericGreaterThan: number }
+  | { And: ChoiceRule[] }
+  | { Or: ChoiceRule[] };
+
+export interface ChoiceState {
+  Type: 'Choice';
+  Comment?: string;
+  Choices: (ChoiceRule & { Next: string })[];
+  Default?: string;
+}
+
+export interface ParallelState extends Transition {
+  Type: 'Parallel';
+  Comment?: string;
+  Branches: AslDefinition[];
+  ResultSelector?: Record<string, JsonValue>;
+  ResultPath?: string;
+}
+
+export interface WaitState extends Transition {
+  Type: 'Wait';
+  Comment?: string;
+  SecondsPath: string;
+}
+
+export interface FailState {
+  Type: 'Fail';
+  Comment?: string;
+  Error?: string;
+  Cause?: string;
+  ErrorPath?: string;
+  CausePath?: string;
+}
