@@ -1,12 +1,16 @@
 /**
  * `npm run bench`: starts the embedded platform in its own process (as `npm start` does) and
  * measures request latency from this process over loopback, then import/export throughput of a
- * generated dataset (import-export.ts; `BENCH_STATEMENTS`, default 1,000,000). Prints figures;
+ * generated dataset (import-export.ts; `BENCH_STATEMENTS`, default 1,000,000), then SPARQL through a
+ * service next to in-process oxigraph (sparql.ts) and saved-query runs next to the same page sent
+ * straight to the service (saved-queries.ts), on the same platform process. Prints figures;
  * asserts nothing.
  */
 import { startPlatformProcess } from './embedded-server.js';
 import { benchImportExport } from './import-export.js';
 import { formatLoad, load, rssMiB } from './load.js';
+import { benchSavedQueries } from './saved-queries.js';
+import { benchSparql } from './sparql.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
 const CONCURRENCY = 16;
@@ -39,6 +43,15 @@ try {
 
   console.log('');
   await benchImportExport(platform);
+
+  console.log('');
+  const sparql = await benchSparql(platform);
+  try {
+    console.log('');
+    await benchSavedQueries(sparql);
+  } finally {
+    await sparql.close();
+  }
 } finally {
   await platform.stop();
 }
