@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { RdfFormat } from '../rdf/formats.js';
-import { ntIri, ntLinesToBatches, ntTextToNq, parseNtLine, type NtQuad } from '../rdf/nt.js';
+import { ntIri, ntLinesToBatches, parseNtLine, type NtQuad } from '../rdf/nt.js';
 import { serializeRdf } from '../rdf/serialize.js';
 import type { AccessService } from './access-service.js';
 import type { Caller } from './caller.js';
@@ -57,21 +57,10 @@ export class ExportService {
     for (const g of graphs) for await (const chunk of await this.catalog.text(g.blobKey)) yield chunk as Buffer;
   }
 
-  private async *quadLines(graphs: GraphEntry[]): AsyncGenerator<string> {
-    for (const g of graphs) {
-      const graph = ntIri(g.graphName);
-      const decoder = new TextDecoder('utf-8');
-      let rest = '';
-      for await (const chunk of await this.catalog.text(g.blobKey)) {
-        const text = rest + decoder.decode(chunk as Buffer, { stream: true });
-        const cut = text.lastIndexOf('\n') + 1;
-        rest = text.slice(cut);
-        if (cut > 0) yield ntTextToNq(text.slice(0, cut), graph);
-      }
-      rest += decoder.decode();
-      if (rest) yield ntTextToNq(`${rest}\n`, graph);
-    }
+  private quadLines(graphs: GraphEntry[]): AsyncGenerator<string> {
+    return this.catalog.nquads({ graphs });
   }
+
 
   private async *quadBatches(graphs: GraphEntry[]): AsyncGenerator<NtQuad[]> {
     for (const g of graphs) yield* ntLinesToBatches(await this.catalog.text(g.blobKey), ntIri(g.graphName), BATCH);

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { ntIri } from '../rdf/nt.js';
+import { ntIri, ntTextToNq } from '../rdf/nt.js';
 import type { DatasetRecord } from './datasets.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { EMPTY_MANIFEST, type GraphManifest, manifestTotals } from './graphs.js';
@@ -121,25 +121,21 @@ export class GraphCatalog {
   }
 
   /** The N-Quads of a manifest's graphs, in chunks of about `chunkChars`, for loading an engine. */
-  async *nquads(manifest: GraphManifest, options: { chunkChars?: number; asDefaultGraph?: string } = {}): AsyncGenerator<string> {
-    const chunkChars = options.chunkChars ?? 4 * 1024 * 1024;
+  async *nquads(manifest: GraphManifest, options: { asDefaultGraph?: string } = {}): AsyncGenerator<string> {
     for (const g of manifest.graphs) {
       // Lines of the graph named `asDefaultGraph` stay triples: they load into the default graph.
-      const suffix = g.graphName === options.asDefaultGraph ? ' .' : ` ${ntIri(g.graphName)} .`;
-      let parts: string[] = [];
-      let size = 0;
-      for await (const line of await this.lines(g.blobKey)) {
-        if (!line) continue;
-        const quad = line.slice(0, -2) + suffix;
-        parts.push(quad);
-        size += quad.length + 1;
-        if (size >= chunkChars) {
-          yield `${parts.join('\n')}\n`;
-          parts = [];
-          size = 0;
-        }
+      const graph = g.graphName === options.asDefaultGraph ? null : ntIri(g.graphName);
+      const decoder = new TextDecoder('utf-8');
+      let rest = '';
+      for await (const chunk of await this.text(g.blobKey)) {
+        const text = rest + decoder.decode(chunk as Buffer, { stream: true });
+        const cut = text.lastIndexOf('\n') + 1;
+        rest = text.slice(cut);
+        if (cut > 0) yield ntTextToNq(text.slice(0, cut), graph);
       }
-      if (parts.length) yield `${parts.join('\n')}\n`;
+      rest += decoder.decode();
+      if (rest) yield ntTextToNq(`${rest}\n`, graph);
     }
   }
+
 }

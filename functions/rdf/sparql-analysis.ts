@@ -34,6 +34,20 @@ function formByKeyword(text: string): Analysis | null {
  * When sparqljs fails but the form is plain from the first keyword, the engine gets the last word.
  */
 export function analyzeSparql(text: string, baseIri?: string): Analysis {
+  // The same texts come again and again (saved queries, dashboards): parse each once.
+  const key = `${baseIri ?? ''}\u0000${text}`;
+  const cached = analyses.get(key);
+  if (cached) return cached;
+  const analysis = analyzeUncached(text, baseIri);
+  if (analyses.size >= MAX_CACHED) analyses.delete(analyses.keys().next().value!);
+  analyses.set(key, analysis);
+  return analysis;
+}
+
+const analyses = new Map<string, Analysis>();
+const MAX_CACHED = 1000;
+
+function analyzeUncached(text: string, baseIri?: string): Analysis {
   let parsed: sparqljs.SparqlQuery;
   try {
     parsed = new sparqljs.Parser({ baseIRI: baseIri }).parse(text);

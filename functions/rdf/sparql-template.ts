@@ -56,9 +56,18 @@ export interface Page {
   pageSize: number;
 }
 
+/** Parsed templates by text; substitution builds new objects and never changes a cached tree. */
+const parsed = new Map<string, Node>();
+const MAX_PARSED = 500;
+
 function parse(query: string): Node {
+  const cached = parsed.get(query);
+  if (cached) return cached;
   try {
-    return new sparqljs.Parser().parse(query) as unknown as Node;
+    const tree = new sparqljs.Parser().parse(query) as unknown as Node;
+    if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!);
+    parsed.set(query, tree);
+    return tree;
   } catch (e) {
     throw new SparqlSyntaxError(`The saved query does not parse: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`);
   }
@@ -85,7 +94,8 @@ export function queryVariables(query: string): Set<string> {
  */
 export function instantiate(query: string, values: Map<string, TermValue>, page?: Page, extraRows = 1): string | null {
   const terms = new Map([...values].map(([k, v]) => [k, termOf(v)] as const));
-  const ast = substitute(parse(query), terms) as Node;
+  // A shallow copy: the paging fields below must never land in the cached tree.
+  const ast = { ...(substitute(parse(query), terms) as Node) };
   if (page && ast.type === 'query') {
     const ownOffset = (ast.offset as number | undefined) ?? 0;
     const ownLimit = ast.limit as number | undefined;

@@ -13,6 +13,8 @@ const CACHED_READS = new Set<keyof MetadataStore>([
   'getQuery',
   'queryRedirect',
   'getQueryVersion',
+  'getService',
+  'listServices',
 ]);
 
 /** Reads that are not cached (listings, counts) and must not invalidate anything. */
@@ -28,8 +30,6 @@ const UNCACHED_READS = new Set<keyof MetadataStore>([
   'listJobFiles',
   'getAsset',
   'listAssets',
-  'getService',
-  'listServices',
   'listQueries',
 ]);
 

@@ -113,9 +113,19 @@ class OxigraphStore implements SparqlStore {
     private readonly replicaCount: number,
   ) {}
 
+  /**
+   * Ready once the first replica holds the snapshot; the others load behind it (one core loads
+   * while the other already answers), and take queries as they become ready.
+   */
   async start(): Promise<void> {
     for (let i = 0; i < this.replicaCount; i++) this.replicas.push(this.newReplica());
-    await this.load(this.replicas);
+    const [first, ...rest] = this.replicas;
+    await this.load([first!]);
+    if (rest.length) {
+      void this.load(rest).catch((e) => {
+        if (!this.closed) console.error('loading a query replica failed', { error: (e as Error).message });
+      });
+    }
   }
 
   private newReplica(): Replica {
