@@ -1,4 +1,4 @@
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -33,6 +33,8 @@ export const INSTALLED_MODULES = ['oxigraph'] as const;
  * `oxigraph` (installed above) and Node built-ins, so it needs no bundling.
  */
 export const ENGINE_WORKER = join(REPO_ROOT, 'functions', 'adapters', 'common', 'oxigraph', 'worker.mjs');
+/** Plain-JavaScript modules the worker imports by relative path; copied beside it. */
+export const ENGINE_WORKER_MODULES = [join(REPO_ROOT, 'functions', 'adapters', 'common', 'oxigraph', 'reasoning-rules.mjs')];
 
 /** Files of oxigraph's browser build: never loaded on Node (`main` is `node.js`), ~4 MB each asset. */
 const OXIGRAPH_BROWSER_FILES = ['web.js', 'web.d.ts', 'web_bg.wasm', 'web_bg.wasm.d.ts'];
@@ -125,6 +127,7 @@ export class AppFunction extends NodejsFunction {
           // Runs after esbuild and `npm ci`, in the asset directory being built.
           afterBundling: (inputDir: string, outputDir: string) => [
             `cp ${shellQuote(inInput(inputDir, ENGINE_WORKER))} ${shellQuote(`${outputDir}/worker.mjs`)}`,
+            ...ENGINE_WORKER_MODULES.map((m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`),
             `cd ${shellQuote(`${outputDir}/node_modules/oxigraph`)} && rm -f ${OXIGRAPH_BROWSER_FILES.join(' ')}`,
             // The whole project lockfile `npm ci` needed: not used at run time, and it would
             // change every function's asset hash on any dependency change. (node_modules keeps

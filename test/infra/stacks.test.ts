@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { App, CfnElement, Stack } from 'aws-cdk-lib';
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
 import { ENV } from '../../functions/env-names.js';
 import { FAMILIES, ROUTES, WORKERS, routeKey, type Access, type Family, type FamilySpec } from '../../functions/http/route-table.js';
-import { ENGINE_WORKER, INSTALLED_MODULES, bindBucket, bindTable, type AppFunction } from '../../lib/constructs/app-function.js';
+import { ENGINE_WORKER, ENGINE_WORKER_MODULES, INSTALLED_MODULES, bindBucket, bindTable, type AppFunction } from '../../lib/constructs/app-function.js';
 import { SPILLED_RESPONSES_PREFIX, StatefulStack } from '../../lib/stateful-stack.js';
 import { StatelessStack, type Worker } from '../../lib/stateless-stack.js';
 
@@ -325,7 +325,12 @@ describe('stateless stack: function bundles', () => {
     const source = readFileSync(ENGINE_WORKER, 'utf8');
     // The engine resolves it relative to its own module, which in a bundle is index.mjs.
     expect(readFileSync(join(dirname(ENGINE_WORKER), 'oxigraph-engine.ts'), 'utf8')).toContain("new URL('./worker.mjs', import.meta.url)");
-    for (const d of DECLARED) expect(readFileSync(join(assetDir(d.fn()), 'worker.mjs'), 'utf8'), d.label).toBe(source);
+    for (const d of DECLARED) {
+      expect(readFileSync(join(assetDir(d.fn()), 'worker.mjs'), 'utf8'), d.label).toBe(source);
+      for (const module of ENGINE_WORKER_MODULES) {
+        expect(readFileSync(join(assetDir(d.fn()), basename(module)), 'utf8'), `${d.label}: ${basename(module)}`).toBe(readFileSync(module, 'utf8'));
+      }
+    }
   });
 
   it('every bundle loads on plain Node from its asset folder, exports handler, and runs SPARQL in a worker thread', async () => {

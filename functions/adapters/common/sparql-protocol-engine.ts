@@ -58,6 +58,7 @@
 import { randomBytes } from 'node:crypto';
 import * as oxigraph from 'oxigraph';
 import sparqljs from 'sparqljs';
+import { PREFIXES, rulesFor } from './oxigraph/reasoning-rules.mjs';
 
 import {
   type EngineQuery,
@@ -545,42 +546,14 @@ class Loader {
 // ---------------------------------------------------------------------------------------------
 // Reasoning: the embedded engine's rules, as updates over this snapshot's graphs.
 
-const RDF_NS = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#';
-const RDFS_NS = 'http://www.w3.org/2000/01/rdf-schema#';
-const OWL_NS = 'http://www.w3.org/2002/07/owl#';
-
 function reasoningRules(level: Reasoner, names: SnapshotNames): string[] {
-  if (level === 'None') return [];
   const inferred = ntIri(names.stored(INFERRED_GRAPH));
   const ours = (v: string): string => `FILTER(STRSTARTS(STR(${v}), ${quoted(names.root)}))`;
-  const rule = (head: string, patterns: string[], filter = ''): string => {
+  return rulesFor(level).map(({ head, patterns, filter }) => {
     const body = patterns.map((p, i) => `GRAPH ?g${i} { ${p} } ${ours(`?g${i}`)}`).join(' ');
-    return `PREFIX rdf: <${RDF_NS}> PREFIX rdfs: <${RDFS_NS}> PREFIX owl: <${OWL_NS}>
+    return `${PREFIXES}
       INSERT { GRAPH ${inferred} { ${head} } } WHERE { ${body} ${filter ? `FILTER(${filter})` : ''} FILTER NOT EXISTS { GRAPH ?known { ${head} } ${ours('?known')} } }`;
-  };
-  const either = (head: string, a: string[], b: string[]): string[] => [rule(head, a), rule(head, b)];
-  const rdfs = [
-    rule('?c1 rdfs:subClassOf ?c3', ['?c1 rdfs:subClassOf ?c2', '?c2 rdfs:subClassOf ?c3']),
-    rule('?p1 rdfs:subPropertyOf ?p3', ['?p1 rdfs:subPropertyOf ?p2', '?p2 rdfs:subPropertyOf ?p3']),
-    rule('?x rdf:type ?c2', ['?x rdf:type ?c1', '?c1 rdfs:subClassOf ?c2']),
-    rule('?x ?p2 ?y', ['?x ?p1 ?y', '?p1 rdfs:subPropertyOf ?p2']),
-    rule('?x rdf:type ?c', ['?p rdfs:domain ?c', '?x ?p ?y']),
-    rule('?y rdf:type ?c', ['?p rdfs:range ?c', '?x ?p ?y'], '!isLiteral(?y)'),
-  ];
-  if (level === 'RDFS') return rdfs;
-  return [
-    ...rdfs,
-    rule('?y ?q ?x', ['?p owl:inverseOf ?q', '?x ?p ?y'], '!isLiteral(?y)'),
-    rule('?y ?p ?x', ['?p owl:inverseOf ?q', '?x ?q ?y'], '!isLiteral(?y)'),
-    rule('?y ?p ?x', ['?p rdf:type owl:SymmetricProperty', '?x ?p ?y'], '!isLiteral(?y)'),
-    rule('?x ?p ?z', ['?p rdf:type owl:TransitiveProperty', '?x ?p ?y', '?y ?p ?z']),
-    rule('?y owl:sameAs ?x', ['?x owl:sameAs ?y']),
-    rule('?x owl:sameAs ?z', ['?x owl:sameAs ?y', '?y owl:sameAs ?z']),
-    rule('?y ?p ?o', ['?x owl:sameAs ?y', '?x ?p ?o'], '?p != owl:sameAs'),
-    rule('?s ?p ?y', ['?x owl:sameAs ?y', '?s ?p ?x'], '?p != owl:sameAs'),
-    ...either('?a rdfs:subClassOf ?b', ['?a owl:equivalentClass ?b'], ['?b owl:equivalentClass ?a']),
-    ...either('?a rdfs:subPropertyOf ?b', ['?a owl:equivalentProperty ?b'], ['?b owl:equivalentProperty ?a']),
-  ];
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

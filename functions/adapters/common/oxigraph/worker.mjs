@@ -3,49 +3,26 @@
 // the pool runs each store in its own thread and terminates the thread on timeout.
 import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import * as oxigraph from 'oxigraph';
+import { PREFIXES, rulesFor } from './reasoning-rules.mjs';
 
 let store = new oxigraph.Store();
 
 /** Materialisation rules, run to a fixpoint; inferred triples go to one named graph. */
 const INFERRED = '<urn:x-platform:inferred>';
-const RDF = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#';
-const RDFS = 'http://www.w3.org/2000/01/rdf-schema#';
-const OWL = 'http://www.w3.org/2002/07/owl#';
+
 /**
- * A rule: INSERT the head into the inferred graph for every match of the body patterns across
- * all graphs (updates see the store's real default graph, so each pattern gets its own GRAPH).
+ * A rule as an update: INSERT the head into the inferred graph for every match of the body
+ * patterns across all graphs (updates see the store's real default graph, so each pattern gets
+ * its own GRAPH).
  */
-const rule = (head, patterns, filter = '') => {
+const toUpdate = ({ head, patterns, filter }) => {
   const body = patterns.map((p, i) => `GRAPH ?g${i} { ${p} }`).join(' ');
-  return `PREFIX rdf: <${RDF}> PREFIX rdfs: <${RDFS}> PREFIX owl: <${OWL}>
+  return `${PREFIXES}
    INSERT { GRAPH ${INFERRED} { ${head} } } WHERE { ${body} ${filter ? `FILTER(${filter})` : ''} FILTER NOT EXISTS { GRAPH ?known { ${head} } } }`;
 };
-const either = (head, a, b) => [rule(head, a), rule(head, b)];
-
-const RDFS_RULES = [
-  rule('?c1 rdfs:subClassOf ?c3', ['?c1 rdfs:subClassOf ?c2', '?c2 rdfs:subClassOf ?c3']),
-  rule('?p1 rdfs:subPropertyOf ?p3', ['?p1 rdfs:subPropertyOf ?p2', '?p2 rdfs:subPropertyOf ?p3']),
-  rule('?x rdf:type ?c2', ['?x rdf:type ?c1', '?c1 rdfs:subClassOf ?c2']),
-  rule('?x ?p2 ?y', ['?x ?p1 ?y', '?p1 rdfs:subPropertyOf ?p2']),
-  rule('?x rdf:type ?c', ['?p rdfs:domain ?c', '?x ?p ?y']),
-  rule('?y rdf:type ?c', ['?p rdfs:range ?c', '?x ?p ?y'], '!isLiteral(?y)'),
-];
-const OWL_RULES = [
-  ...RDFS_RULES,
-  rule('?y ?q ?x', ['?p owl:inverseOf ?q', '?x ?p ?y'], '!isLiteral(?y)'),
-  rule('?y ?p ?x', ['?p owl:inverseOf ?q', '?x ?q ?y'], '!isLiteral(?y)'),
-  rule('?y ?p ?x', ['?p rdf:type owl:SymmetricProperty', '?x ?p ?y'], '!isLiteral(?y)'),
-  rule('?x ?p ?z', ['?p rdf:type owl:TransitiveProperty', '?x ?p ?y', '?y ?p ?z']),
-  rule('?y owl:sameAs ?x', ['?x owl:sameAs ?y']),
-  rule('?x owl:sameAs ?z', ['?x owl:sameAs ?y', '?y owl:sameAs ?z']),
-  rule('?y ?p ?o', ['?x owl:sameAs ?y', '?x ?p ?o'], '?p != owl:sameAs'),
-  rule('?s ?p ?y', ['?x owl:sameAs ?y', '?s ?p ?x'], '?p != owl:sameAs'),
-  ...either('?a rdfs:subClassOf ?b', ['?a owl:equivalentClass ?b'], ['?b owl:equivalentClass ?a']),
-  ...either('?a rdfs:subPropertyOf ?b', ['?a owl:equivalentProperty ?b'], ['?b owl:equivalentProperty ?a']),
-];
 
 function reason(level, maxRounds) {
-  const rules = level === 'OWL' ? OWL_RULES : level === 'RDFS' ? RDFS_RULES : [];
+  const rules = rulesFor(level).map(toUpdate);
   const before = store.size;
   for (let round = 0; round < maxRounds && rules.length; round++) {
     const size = store.size;
