@@ -4,18 +4,14 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
-import { fetchUrl } from '../adapters/common/fetch-url.js';
-import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
-import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol-engine.js';
 import type { ResumableUploads, TaskQueue } from '../ports/platform.js';
-import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
 import { requiredEnv, settingsFromEnv } from '../config.js';
 import type { Blobs } from '../domain/platform.js';
 import { ENV, type EnvName } from '../env-names.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Services } from '../http/api.js';
-import { createServices } from './services.js';
+import { commonPorts, createServices } from './services.js';
 
 export const documentClient = (client: DynamoDBClient): DynamoDBDocumentClient =>
   DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
@@ -74,15 +70,8 @@ export function awsServices(): Promise<Services> {
       store: new DynamoDbMetadataStore(db, requiredEnv(ENV.tableName)),
       blobs: bucketStores(() => (s3 ??= new S3Client({}))),
       tasks: taskQueue(),
-      fetcher: fetchUrl,
       uploads: uploadsNotAvailable,
-      engine: oxigraphEngine,
-      externalEngine: settings.sparql.external && new SparqlProtocolEngine(settings.sparql.external),
-      clock: systemClock,
-      ids: randomIds,
-      passwords: scryptPasswordHasher,
-      tokens: joseTokenCodec,
-      settings,
+      ...commonPorts(settings),
     });
   });
   return services;

@@ -9,11 +9,7 @@ import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js'
 import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
 import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
 import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
-import { fetchUrl } from '../adapters/common/fetch-url.js';
-import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
-import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol-engine.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
-import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { settingsFromEnv } from '../config.js';
 import type { PlatformSettings } from '../domain/platform.js';
 import { HANDLER_MODULES } from '../handlers/index.js';
@@ -21,7 +17,7 @@ import type { FamilyHandler, Services } from '../http/api.js';
 import { createNodeServer } from '../http/node-server.js';
 import { FAMILIES, type Family } from '../http/route-table.js';
 import { documentClient } from './aws.js';
-import { createServices } from './services.js';
+import { commonPorts, createServices } from './services.js';
 
 export const LOCAL_TABLE_NAME = 'platform';
 export const ADMIN_TOKEN_FILE = 'admin-token';
@@ -177,16 +173,9 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
         artifacts: new FsBlobStore(join(blobsDir, 'artifacts')),
       },
       tasks,
-      fetcher: fetchUrl,
       // tus keeps its files inside the uploads store, so imports read them as ordinary blobs.
       uploads: new TusUploads(join(blobsDir, 'uploads', TUS_PREFIX), { maxSize: MAX_UPLOAD_BYTES }),
-      engine: oxigraphEngine,
-      externalEngine: settings.sparql.external && new SparqlProtocolEngine(settings.sparql.external),
-      clock: systemClock,
-      ids: randomIds,
-      passwords: scryptPasswordHasher,
-      tokens: joseTokenCodec,
-      settings,
+      ...commonPorts(settings),
     });
     tasks.bind({
       runImport: (datasetId, jobId) => services.imports.run(datasetId, jobId),

@@ -9,9 +9,27 @@ import { GraphService } from '../domain/graph-service.js';
 import { ImportService } from '../domain/import-service.js';
 import { SavedQueryService } from '../domain/saved-query-service.js';
 import { ServiceManager } from '../domain/service-manager.js';
-import type { Platform } from '../domain/platform.js';
+import { fetchUrl } from '../adapters/common/fetch-url.js';
+import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
+import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
+import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol-engine.js';
+import type { Platform, PlatformSettings } from '../domain/platform.js';
 import type { Services } from '../http/api.js';
 import type { ErrorLogger } from '../http/errors.js';
+
+/** The ports whose adapters are the same in both runtimes (storage, tasks and uploads differ). */
+export function commonPorts(settings: PlatformSettings) {
+  return {
+    fetcher: fetchUrl,
+    engine: oxigraphEngine,
+    externalEngine: settings.sparql.external && new SparqlProtocolEngine(settings.sparql.external),
+    clock: systemClock,
+    ids: randomIds,
+    passwords: scryptPasswordHasher,
+    tokens: joseTokenCodec,
+    settings,
+  };
+}
 
 /** Wires the use cases over a platform's ports; the same for both runtimes. */
 export function createServices(platform: Platform, logger: ErrorLogger = console): Services {

@@ -17,7 +17,7 @@
  */
 import { createReadStream, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -25,12 +25,12 @@ import { formatByName, type RdfFormat } from '../../functions/rdf/formats.js';
 import type { NtQuad } from '../../functions/rdf/nt.js';
 import { parseRdf } from '../../functions/rdf/parse.js';
 import { serializeRdf, type RdfPrefix } from '../../functions/rdf/serialize.js';
+import { apiFor, int, perSecond, secs, tusUpload, type Api } from './bench-http.js';
 import type { RunningPlatform } from './embedded-server.js';
 import { generateDataset, type GeneratedDataset } from './generate.js';
 import { bareParse, countingSink, ourParse, type SpeedResult } from './rdf-bare.js';
 
 const ACCOUNT = 'bench-rdf';
-const TUS_CHUNK = 16 * 1024 * 1024;
 const POLL_MS = 25;
 const EXPORT_BATCH = 2000; // as ExportService.quadBatches
 const IMPORT_AIM = 2;
@@ -40,13 +40,8 @@ const MEMORY_AIM_BYTES = 1e9;
 // ---------------------------------------------------------------------------------------------
 // Formatting
 
-const int = (n: number) => Math.round(n).toLocaleString('en');
-const secs = (s: number) => `${s.toFixed(s < 10 ? 2 : 1)} s`;
+/** Whole MiB here (sizes of generated files and memory figures). */
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-function perSecond(statements: number, seconds: number): string {
-  const r = statements / seconds;
-  return r >= 1e6 ? `${(r / 1e6).toFixed(2)}M st/s` : `${(r / 1e3).toFixed(0)}k st/s`;
-}
 const ratioText = (ours: number, bare: number, aim: number) => {
   const ratio = ours / bare;
   return `ratio ${ratio.toFixed(2)}× (aim ≤ ${aim}×: ${ratio <= aim ? 'aim met' : 'aim missed'})`;
@@ -108,78 +103,6 @@ const cpu = (s: number) => (Number.isFinite(s) ? secs(s) : 'n/a');
 
 // ---------------------------------------------------------------------------------------------
 // HTTP
-
-interface Api {
-  json(method: string, path: string, body?: unknown): Promise<any>;
-  headers: Record<string, string>;
-}
-
-function apiFor(platform: RunningPlatform): Api {
-  const headers = { authorization: `Bearer ${platform.adminToken}` };
-  return {
-    headers,
-    async json(method, path, body) {
-      const res = await fetch(`${platform.url}${path}`, {
-        method,
-        headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-      return text ? JSON.parse(text) : undefined;
-    },
-  };
-}
-
-/**
- * One raw request with node:http (known Content-Length, body streamed from `body`). A fresh
- * connection each time (`agent: false`): a pooled one may have been idle past the server's
- * keep-alive timeout while this process was busy with a bare run, and reset on reuse.
- */
-function rawRequest(
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  body?: NodeJS.ReadableStream,
-): Promise<{ res: IncomingMessage; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ res, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    if (body) {
-      body.on('error', reject);
-      body.pipe(req);
-    } else req.end();
-  });
-}
-
-/** tus 1.0.0: create the upload, then PATCH it in chunks streamed from the file. */
-async function tusUpload(api: Api, addUrl: string, file: string, fileName: string, size: number): Promise<void> {
-  const tus = { ...api.headers, 'tus-resumable': '1.0.0' };
-  const created = await rawRequest(addUrl, 'POST', {
-    ...tus,
-    'upload-length': String(size),
-    'upload-metadata': `filename ${Buffer.from(fileName).toString('base64')}`,
-    'content-length': '0',
-  });
-  const location = created.res.headers.location;
-  if (created.res.statusCode !== 201 || !location) throw new Error(`tus create: ${created.res.statusCode} ${created.text}`);
-  for (let offset = 0; offset < size; offset += TUS_CHUNK) {
-    const length = Math.min(TUS_CHUNK, size - offset);
-    const body = createReadStream(file, { start: offset, end: offset + length - 1, highWaterMark: 1024 * 1024 });
-    const patched = await rawRequest(
-      location,
-      'PATCH',
-      { ...tus, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', 'content-length': String(length) },
-      body,
-    );
-    if (patched.res.statusCode !== 204) throw new Error(`tus PATCH at ${offset}: ${patched.res.statusCode} ${patched.text}`);
-  }
-}
 
 interface ImportResult {
   statements: number;
