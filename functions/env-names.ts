@@ -12,6 +12,12 @@ export const ENV = {
   enabledServices: 'ENABLED_SERVICES',
   flowsEnabled: 'FLOWS_ENABLED',
   importWorkerFunctionName: 'IMPORT_WORKER_FUNCTION_NAME',
+  /** The role the flows' state machines run as (passed to CreateStateMachine). */
+  flowStateMachineRoleArn: 'FLOW_STATE_MACHINE_ROLE_ARN',
+  /** The flow task worker function, filled into the state machines' Task states. */
+  flowTaskWorkerArn: 'FLOW_TASK_WORKER_ARN',
+  /** Start of every flow state machine's name; IAM and the execution-status rule are scoped to it. */
+  flowStateMachinePrefix: 'FLOW_STATE_MACHINE_PREFIX',
   queryTimeoutMs: 'QUERY_TIMEOUT_MS',
   maxServiceStatements: 'MAX_SERVICE_STATEMENTS',
   externalSparqlEndpoint: 'EXTERNAL_SPARQL_ENDPOINT',

@@ -1,22 +1,31 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { createHash } from 'node:crypto';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Token, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Match as EventMatch, Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { ENV, type EnvName } from '../functions/env-names.js';
 import { FAMILIES, ROUTES, WORKERS, type Family, type FamilySpec, type WorkerSpec } from '../functions/http/route-table.js';
-import { AppFunction, bindBucket, bindTable } from './constructs/app-function.js';
+import { AppFunction, bindBucket, bindFlowExecutions, bindTable, flowExecutionArns } from './constructs/app-function.js';
 
 export interface StatelessStackProps extends StackProps {
   table: ITableV2;
   dataBucket: IBucket;
   uploadsBucket: IBucket;
   artifactsBucket: IBucket;
+  /**
+   * Start of the flows' state machine names (letters, digits, `-`, `_`; at most 32 characters).
+   * Default: from the stack name. IAM and the execution-status rule are scoped to `<prefix>-*`.
+   */
+  flowStateMachinePrefix?: string;
 }
 
-type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table'>;
+type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table' | 'flowExecutions'>;
 export type Worker = keyof typeof WORKERS;
 
 /**
@@ -24,6 +33,20 @@ export type Worker = keyof typeof WORKERS;
  * pending work), and an event that waited an hour (throttling) is dropped rather than run late.
  */
 const WORKER_ASYNC_INVOKE = { retryAttempts: 1, maxEventAge: Duration.hours(1) };
+
+/** The final statuses of an execution: the flow-settle worker is told of these. */
+export const FINAL_EXECUTION_STATUSES = ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
+
+/** State machine names hold at most 80 characters; the prefix leaves room for uid and version. */
+export const FLOW_PREFIX_MAX = 32;
+
+/** `<stack name>-flow`, shortened (with a hash, to stay unique) to FLOW_PREFIX_MAX characters. */
+export function defaultFlowPrefix(stackName: string): string {
+  const name = `${stackName.replace(/[^A-Za-z0-9_-]/g, '')}-flow`;
+  if (name.length <= FLOW_PREFIX_MAX) return name;
+  const hash = createHash('sha256').update(stackName).digest('hex').slice(0, 8);
+  return `${name.slice(0, FLOW_PREFIX_MAX - hash.length - 6).replace(/-+$/, '')}-${hash}-flow`;
+}
 
 /** `saved-queries` -> `SavedQueries`: PascalCase construct ids from family names. */
 const pascal = (name: string): string =>
@@ -38,8 +61,17 @@ export class StatelessStack extends Stack {
   readonly api: HttpApi;
   /** Route family functions, behind the API. */
   readonly functions: Readonly<Record<Family, AppFunction>>;
-  /** Worker functions: no route, invoked asynchronously by the families in their `invokedBy`. */
+  /**
+   * Worker functions: no route; invoked asynchronously by the families in their `invokedBy`, or by
+   * the AWS service in their `invokedByService`.
+   */
   readonly workers: Readonly<Record<Worker, AppFunction>>;
+  /** The role the flows' state machines run as: it may invoke the flow task worker, nothing else. */
+  readonly flowStateMachineRole: Role;
+  /** Start of the flows' state machine names. */
+  readonly flowStateMachinePrefix: string;
+  /** Sends the flows' final execution statuses to the flow-settle worker. */
+  readonly flowExecutionEndedRule: Rule;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -102,21 +134,84 @@ export class StatelessStack extends Stack {
         entry: spec.handler,
         memoryMb: spec.memoryMb,
         timeoutSeconds: spec.timeoutSeconds,
-        asyncInvoke: WORKER_ASYNC_INVOKE,
+        // Step Functions invokes synchronously: its Task states retry, not Lambda.
+        asyncInvoke: spec.invokedByService === 'stepFunctions' ? undefined : WORKER_ASYNC_INVOKE,
       });
       bindGrants(worker, spec.grants);
+      if (spec.invokedBy.length > 0 && !spec.envName) throw new Error(`worker ${name} is invoked by families but has no envName`);
       for (const family of spec.invokedBy) {
         worker.grantInvoke(functions[family]);
-        functions[family].addEnvironment(spec.envName, worker.functionName);
+        functions[family].addEnvironment(spec.envName!, worker.functionName);
       }
       workers[name] = worker;
     }
     this.workers = workers;
+
+    // Flows: one state machine per flow version, created at run time by the families granted
+    // `flowExecutions`, all named under one prefix, all running as one role.
+    const invokedBy = (service: NonNullable<WorkerSpec['invokedByService']>): Worker[] =>
+      (Object.keys(WORKERS) as Worker[]).filter((w) => (WORKERS[w] as WorkerSpec).invokedByService === service);
+    const [taskWorkerName, ...extraTaskWorkers] = invokedBy('stepFunctions');
+    if (!taskWorkerName || extraTaskWorkers.length > 0) throw new Error('WORKERS must hold exactly one worker invoked by Step Functions (the flow task worker)');
+    const taskWorker = workers[taskWorkerName];
+
+    const prefix = props.flowStateMachinePrefix ?? defaultFlowPrefix(this.resolveStackName());
+    if (!/^[A-Za-z0-9_-]+$/.test(prefix) || prefix.length > FLOW_PREFIX_MAX) {
+      throw new Error(`flowStateMachinePrefix must be 1 to ${FLOW_PREFIX_MAX} letters, digits, - or _, got "${prefix}"`);
+    }
+    this.flowStateMachinePrefix = prefix;
+    const flowArns = flowExecutionArns(this, prefix);
+    this.flowStateMachineRole = new Role(this, 'FlowStateMachineRole', {
+      description: `Runs the flows' state machines (${prefix}-*): invokes the flow task worker`,
+      // Only Step Functions, and only for this account's state machines under the prefix.
+      assumedBy: new ServicePrincipal('states.amazonaws.com', {
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': this.account },
+          ArnLike: { 'aws:SourceArn': flowArns.stateMachines },
+        },
+      }),
+    });
+    taskWorker.grantInvoke(this.flowStateMachineRole);
+
+    const flows = { prefix, role: this.flowStateMachineRole, taskWorkerArn: taskWorker.functionArn };
+    for (const family of Object.keys(FAMILIES) as Family[]) {
+      if ((FAMILIES[family] as FamilySpec).grants.flowExecutions) bindFlowExecutions(functions[family], flows, 'manage');
+    }
+    for (const name of Object.keys(WORKERS) as Worker[]) {
+      const spec: WorkerSpec = WORKERS[name];
+      if (spec.grants.flowExecutions) throw new Error(`worker ${name}: workers get read-only flow access (flows: true), not flowExecutions`);
+      // The task worker is not told its own ARN: that would be a circular reference.
+      if (spec.flows) bindFlowExecutions(workers[name], { ...flows, taskWorkerArn: name === taskWorkerName ? undefined : flows.taskWorkerArn }, 'read');
+    }
+
+    // Every final status of our executions goes to the settle worker(s). EventBridge invokes
+    // asynchronously: its own retries, then Lambda's (WORKER_ASYNC_INVOKE).
+    this.flowExecutionEndedRule = new Rule(this, 'FlowExecutionEndedRule', {
+      description: `Settles flow runs when an execution of a ${prefix}-* state machine ends`,
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: {
+          stateMachineArn: EventMatch.prefix(flowArns.stateMachineArnPrefix),
+          status: [...FINAL_EXECUTION_STATUSES],
+        },
+      },
+    });
+    const settleWorkers = invokedBy('flowExecutionEvents');
+    if (settleWorkers.length === 0) throw new Error('WORKERS must hold a worker invoked by flowExecutionEvents (the flow settle worker)');
+    for (const name of settleWorkers) {
+      this.flowExecutionEndedRule.addTarget(new LambdaTarget(workers[name], { retryAttempts: 8, maxEventAge: Duration.hours(6) }));
+    }
 
     for (const route of ROUTES) {
       this.api.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration: integrations[route.family] });
     }
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Base URL of the public API' });
+  }
+
+  private resolveStackName(): string {
+    if (Token.isUnresolved(this.stackName)) throw new Error('StatelessStack needs a concrete stack name (or flowStateMachinePrefix)');
+    return this.stackName;
   }
 }

@@ -4,6 +4,10 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { DynamoDbFlowStore } from '../adapters/aws/dynamodb-flow-store.js';
+import { StepFunctionsExecutor } from '../adapters/aws/step-functions-executor.js';
+import type { FlowExecutor } from '../ports/flow-executor.js';
 import type { ResumableUploads, TaskQueue } from '../ports/platform.js';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
 import { requiredEnv, settingsFromEnv } from '../config.js';
@@ -43,6 +47,34 @@ function taskQueue(): TaskQueue {
 }
 
 /**
+ * Flow executions on Step Functions, for the functions the stack gives the flows env (the flows
+ * family, the task worker, the settle function); elsewhere running a flow is a programming error.
+ * The task worker cannot be told its own ARN (a circular reference), so it prepares no state
+ * machines; it has no need to.
+ */
+function flowExecutor(): FlowExecutor {
+  const namePrefix = process.env[ENV.flowStateMachinePrefix];
+  const roleArn = process.env[ENV.flowStateMachineRoleArn];
+  const taskWorkerArn = process.env[ENV.flowTaskWorkerArn];
+  const refuse = (what: string) => async (): Promise<never> => {
+    throw new Error(`${what} is not set: this function cannot run flows`);
+  };
+  if (!namePrefix) {
+    const no = refuse(ENV.flowStateMachinePrefix);
+    return { prepare: no, start: no, abort: no, result: no, discard: no };
+  }
+  const executor = new StepFunctionsExecutor(new SFNClient({}), { roleArn: roleArn ?? '', taskWorkerArn: taskWorkerArn ?? '', namePrefix });
+  if (roleArn && taskWorkerArn) return executor;
+  return {
+    prepare: refuse(roleArn ? ENV.flowTaskWorkerArn : ENV.flowStateMachineRoleArn),
+    start: (...args) => executor.start(...args),
+    abort: (ref) => executor.abort(ref),
+    result: (ref) => executor.result(ref),
+    discard: (executable) => executor.discard(executable),
+  };
+}
+
+/**
  * Resumable (tus) uploads are not wired to S3 yet: on AWS, files go through the simple upload
  * route (under 5 MB) or URL imports. Answer so clients know what to use instead.
  */
@@ -65,9 +97,12 @@ export function awsServices(): Promise<Services> {
   services ??= Promise.resolve().then(() => {
     const db = documentClient(new DynamoDBClient({}));
     const settings = settingsFromEnv();
+    const table = requiredEnv(ENV.tableName);
     let s3: S3Client | undefined;
     return createServices({
-      store: new DynamoDbMetadataStore(db, requiredEnv(ENV.tableName)),
+      store: new DynamoDbMetadataStore(db, table),
+      flows: new DynamoDbFlowStore(db, table),
+      flowExecutor: flowExecutor(),
       blobs: bucketStores(() => (s3 ??= new S3Client({}))),
       tasks: taskQueue(),
       uploads: uploadsNotAvailable,

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
+import { DynamoDbFlowStore } from '../adapters/aws/dynamodb-flow-store.js';
+import { LocalFlowExecutor } from '../adapters/local/local-flow-executor.js';
 import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js';
 import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
 import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
@@ -164,7 +166,10 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const settings = { ...settingsFromEnv(options.env ?? process.env), ...options.settings };
     const blobsDir = join(options.dataDir, 'blobs');
     const tasks = new InProcessTaskQueue();
+    const flowExecutor = new LocalFlowExecutor();
     const services = createServices({
+      flows: new DynamoDbFlowStore(documentClient(client), LOCAL_TABLE_NAME),
+      flowExecutor,
       // This process is the only writer of its LevelDB, so an exact in-memory read cache is safe.
       store: cachedMetadataStore(new DynamoDbMetadataStore(documentClient(client), LOCAL_TABLE_NAME)),
       blobs: {
@@ -181,7 +186,9 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       runImport: (datasetId, jobId) => services.imports.run(datasetId, jobId),
       loadService: (datasetId, serviceId) => services.sparqlServices.prepare(datasetId, serviceId, { warm: true }),
     });
+    flowExecutor.bind(services.flowRuntime);
     await services.imports.recoverInterrupted();
+    await services.flowRuns.recoverInterrupted();
     await services.sparqlServices.recover();
     const handlers = Object.fromEntries(
       (Object.keys(FAMILIES) as Family[]).map((f) => [f, HANDLER_MODULES[f].mount(services)]),
@@ -204,6 +211,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       adminPasswordFile: admin.passwordFile,
       async close() {
         await closeServer(runningServer);
+        flowExecutor.abortAll();
         await tasks.drain();
         await services.sparqlServices.closeAll();
         client.destroy();

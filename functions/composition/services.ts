@@ -8,6 +8,8 @@ import { GraphCatalog } from '../domain/graph-catalog.js';
 import { GraphService } from '../domain/graph-service.js';
 import { ImportService } from '../domain/import-service.js';
 import { SavedQueryService } from '../domain/saved-query-service.js';
+import { FlowService } from '../domain/flow-service.js';
+import { FlowRunService } from '../domain/flow-run-service.js';
 import { ServiceManager } from '../domain/service-manager.js';
 import { fetchUrl } from '../adapters/common/fetch-url.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
@@ -38,6 +40,9 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
   const catalog = new GraphCatalog(platform);
   const datasets = new DatasetService(platform, access);
   const sparqlServices = new ServiceManager(platform, access, catalog, platform.settings.sparql);
+  const savedQueries = new SavedQueryService(platform, access, sparqlServices);
+  const flows = new FlowService(platform, access);
+  const flowRuns = new FlowRunService(platform, flows, auth, { platform, access, catalog, sparql: sparqlServices, savedQueries });
   return {
     platform,
     access,
@@ -49,7 +54,10 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
     exports: new ExportService(access, catalog),
     assets: new AssetService(platform, access),
     sparqlServices,
-    savedQueries: new SavedQueryService(platform, access, sparqlServices),
+    savedQueries,
+    flows,
+    flowRuns,
+    flowRuntime: flowRuns,
     logger,
   };
 }

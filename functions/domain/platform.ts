@@ -1,4 +1,6 @@
 import type { BlobStore } from '../ports/blob-store.js';
+import type { FlowExecutor } from '../ports/flow-executor.js';
+import type { FlowStore } from '../ports/flow-store.js';
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Clock, Ids, PasswordHasher, ResumableUploads, SparqlEngine, TaskQueue, TokenCodec, UrlFetcher } from '../ports/platform.js';
 
@@ -32,6 +34,10 @@ export interface Blobs {
 
 export interface Platform {
   store: MetadataStore;
+  /** Flows, their versions, runs and task instances (same table, own port). */
+  flows: FlowStore;
+  /** Runs compiled flows: Step Functions on AWS, aws-local-stepfunctions embedded. */
+  flowExecutor: FlowExecutor;
   blobs: Blobs;
   clock: Clock;
   ids: Ids;

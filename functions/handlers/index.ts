@@ -9,6 +9,7 @@ import * as graphs from './graphs.js';
 import * as imports from './imports.js';
 import * as info from './info.js';
 import * as queries from './queries.js';
+import * as flows from './flows.js';
 import * as datasetSparql from './dataset-sparql.js';
 import * as services from './services.js';
 import * as sparql from './sparql.js';
@@ -27,4 +28,5 @@ export const HANDLER_MODULES: Record<Family, { mount(services: Services): Family
   sparql,
   'dataset-sparql': datasetSparql,
   queries,
+  flows,
 };

@@ -8,6 +8,9 @@ import type { ExportService } from '../domain/export-service.js';
 import type { GraphService } from '../domain/graph-service.js';
 import type { ImportService } from '../domain/import-service.js';
 import type { SavedQueryService } from '../domain/saved-query-service.js';
+import type { FlowService } from '../domain/flow-service.js';
+import type { FlowRunService } from '../domain/flow-run-service.js';
+import type { FlowRuntimeHooks } from '../ports/flow-executor.js';
 import type { ServiceManager } from '../domain/service-manager.js';
 import { ValidationError } from '../domain/errors.js';
 import type { Platform } from '../domain/platform.js';
@@ -29,6 +32,10 @@ export interface Services {
   assets: AssetService;
   sparqlServices: ServiceManager;
   savedQueries: SavedQueryService;
+  flows: FlowService;
+  flowRuns: FlowRunService;
+  /** What the flow executor calls back: the task worker and the settle hook. */
+  flowRuntime: FlowRuntimeHooks;
   logger: ErrorLogger;
 }
 

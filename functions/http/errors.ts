@@ -37,9 +37,13 @@ export interface ErrorLogger {
 export function errorResponse(error: unknown, logger: ErrorLogger, options: { plain?: boolean; requestId?: string } = {}): HttpResponse {
   let status = 500;
   let message = 'Internal server error. The error was logged; try again later.';
+  let extra: Record<string, unknown> = {};
   if (error instanceof DomainError) {
     status = STATUS[error.kind];
     message = error.message;
+    // Errors that list several problems (a flow's validation) keep them apart for the console.
+    const problems = (error as { problems?: unknown }).problems;
+    if (Array.isArray(problems)) extra = { problems };
   } else if (error instanceof EngineTimeoutError || error instanceof EngineOverloadedError || error instanceof EngineQueryError || error instanceof SparqlSyntaxError) {
     // Engine and parser failures are about the request (or the load), never internals.
     status = error instanceof EngineTimeoutError ? 504 : error instanceof EngineOverloadedError ? 503 : 400;
@@ -55,5 +59,5 @@ export function errorResponse(error: unknown, logger: ErrorLogger, options: { pl
   if (status === 401) headers['www-authenticate'] = 'Bearer';
   if (status === 503) headers['retry-after'] = '5';
   if (options.plain) return { status, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: message };
-  return jsonResponse(status, { message }, headers);
+  return jsonResponse(status, { message, ...extra }, headers);
 }

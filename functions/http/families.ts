@@ -9,6 +9,7 @@ import { graphOperations } from './routes/graphs.js';
 import { importOperations } from './routes/imports.js';
 import { infoOperations } from './routes/info.js';
 import { queryOperations } from './routes/queries.js';
+import { flowOperations } from './routes/flows.js';
 import { datasetSparqlOperations, serviceOperations, sparqlOperations } from './routes/services.js';
 
 /** The operations each family's function serves; the route table names them. */
@@ -25,4 +26,5 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   sparql: sparqlOperations,
   'dataset-sparql': datasetSparqlOperations,
   queries: queryOperations,
+  flows: flowOperations,
 };

@@ -20,6 +20,8 @@ export interface FamilySpec {
     dataBucket?: Access;
     uploadsBucket?: Access;
     artifactsBucket?: Access;
+    /** Creates, starts, stops and reads the flows' Step Functions state machines. */
+    flowExecutions?: boolean;
   };
   memoryMb: number;
   timeoutSeconds: number;
@@ -38,6 +40,7 @@ export const FAMILIES = {
   sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   queries: { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
+  flows: { grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: true }, memoryMb: 1024, timeoutSeconds: 30 },
 } as const satisfies Record<string, FamilySpec>;
 
 export type Family = keyof typeof FAMILIES;
@@ -73,6 +76,39 @@ const RUN_FILES = ['run', ...['csv', 'json', 'jsonld', 'nq', 'nt', 'srj', 'srx',
 const Q = '/queries/{account}/{query}';
 
 const DOWNLOAD_FILES = ['download', ...['trig', 'nt', 'nq', 'ttl', 'jsonld'].flatMap((ext) => [`download.${ext}`, `download.${ext}.gz`])];
+
+const F = '/flows/blueprints/{account}/{flow}';
+
+/** Flows: blueprints (changed only from a console session), runs, task instances, switches. */
+const FLOW_ROUTES: RouteSpec[] = [
+  route('GET', '/admin/flows', 'flows', 'getFlowSwitches'),
+  route('PATCH', '/admin/flows', 'flows', 'setFlowSwitches'),
+  route('GET', '/flows/blueprints/{account}', 'flows', 'listFlows'),
+  route('POST', '/flows/blueprints/{account}', 'flows', 'createFlow'),
+  route('GET', F, 'flows', 'getFlow'),
+  route('PUT', F, 'flows', 'saveFlow'),
+  route('DELETE', F, 'flows', 'deleteFlow'),
+  route('GET', `${F}/download.ttl`, 'flows', 'downloadFlow'),
+  route('GET', `${F}/versions`, 'flows', 'listFlowVersions'),
+  route('GET', `${F}/versions/{version}`, 'flows', 'getFlowVersion'),
+  route('POST', `${F}/versions/{version}/restore`, 'flows', 'restoreFlowVersion'),
+  route('POST', `${F}/copy`, 'flows', 'copyFlow'),
+  route('POST', `${F}/move`, 'flows', 'moveFlow'),
+  route('GET', `${F}/presets`, 'flows', 'listPresets'),
+  route('PUT', `${F}/presets/{preset}`, 'flows', 'putPreset'),
+  route('DELETE', `${F}/presets/{preset}`, 'flows', 'deletePreset'),
+  route('GET', `${F}/maskedValues`, 'flows', 'listMaskedValues'),
+  route('GET', `${F}/maskedValues/{name}`, 'flows', 'getMaskedValue'),
+  route('PUT', `${F}/maskedValues/{name}`, 'flows', 'putMaskedValue'),
+  route('DELETE', `${F}/maskedValues/{name}`, 'flows', 'deleteMaskedValue'),
+  route('POST', `${F}/run`, 'flows', 'startRun'),
+  route('POST', `${F}/triggers/{preset}/run`, 'flows', 'startRun'),
+  route('GET', '/flows/runs', 'flows', 'listRuns'),
+  route('GET', '/flows/runs/{run}', 'flows', 'getRun'),
+  route('POST', '/flows/runs/{run}/abort', 'flows', 'abortRun'),
+  route('GET', '/flows/taskInstances', 'flows', 'listTaskInstances'),
+  route('GET', '/flows/taskInstances/{task}/artifacts/{artifact}', 'flows', 'downloadArtifact'),
+];
 
 export const ROUTES: readonly RouteSpec[] = [
   route('GET', '/info', 'info', 'getInfo'),
@@ -169,6 +205,8 @@ export const ROUTES: readonly RouteSpec[] = [
     route('POST', `${Q}/{version}/${file}`, 'queries', 'runQuery'),
   ]),
 
+  ...FLOW_ROUTES,
+
   ...DOWNLOAD_FILES.map((file) => route('GET', `${DS}/${file}`, 'exports', 'download')),
   route('GET', `${DS}/describe`, 'exports', 'describe'),
   route('GET', `${DS}/describe.nt`, 'exports', 'describe'),
@@ -180,9 +218,16 @@ export const routeKey = (r: Pick<RouteSpec, 'method' | 'path'>): string => `${r.
 export const routesOfFamily = (family: Family): RouteSpec[] => ROUTES.filter((r) => r.family === family);
 
 /**
- * Functions that serve no route: background workers invoked asynchronously by route families.
- * `handler` names the module `functions/handlers/<handler>.ts`; `invokedBy` lists the families
- * allowed to invoke it (they get the worker's name in `envName`).
+ * Functions that serve no route. `handler` names the module `functions/handlers/<handler>.ts`.
+ * Who invokes a worker:
+ * - `invokedBy`: route families that invoke it asynchronously (`InvocationType: 'Event'`); they
+ *   are allowed to, and get the worker's name in `envName`.
+ * - `invokedByService`: an AWS service instead, wired by the stack: `stepFunctions` (the Task
+ *   states of the flows' state machines invoke it synchronously, through the flow state machine
+ *   role) or `flowExecutionEvents` (the EventBridge rule on the flows' final execution statuses
+ *   invokes it asynchronously).
+ * `flows: true` gives the worker the flows env (state machine prefix, role and task worker ARN)
+ * and read access to the flows' executions (describe only: it starts and stops nothing).
  */
 export interface WorkerSpec {
   handler: string;
@@ -190,7 +235,10 @@ export interface WorkerSpec {
   memoryMb: number;
   timeoutSeconds: number;
   invokedBy: readonly Family[];
-  envName: EnvName;
+  /** Required when `invokedBy` is not empty. */
+  envName?: EnvName;
+  invokedByService?: 'stepFunctions' | 'flowExecutionEvents';
+  flows?: boolean;
 }
 
 export const WORKERS = {
@@ -201,5 +249,23 @@ export const WORKERS = {
     timeoutSeconds: 900,
     invokedBy: ['imports', 'services'],
     envName: ENV.importWorkerFunctionName,
+  },
+  flowTaskWorker: {
+    handler: 'flow-task-worker',
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' },
+    memoryMb: 3008,
+    timeoutSeconds: 900,
+    invokedBy: [],
+    invokedByService: 'stepFunctions',
+    flows: true,
+  },
+  flowSettle: {
+    handler: 'flow-settle',
+    grants: { table: 'RW', artifactsBucket: 'RW' },
+    memoryMb: 1024,
+    timeoutSeconds: 60,
+    invokedBy: [],
+    invokedByService: 'flowExecutionEvents',
+    flows: true,
   },
 } as const satisfies Record<string, WorkerSpec>;

@@ -1,7 +1,8 @@
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -156,4 +157,65 @@ export function bindBucket(fn: LambdaFunction, bucket: IBucket, envName: EnvName
   if (access === 'RW') bucket.grantReadWrite(fn);
   else bucket.grantRead(fn);
   fn.addEnvironment(envName, bucket.bucketName);
+}
+
+/** What functions that run flows are told: see `flowExecutionArns` and `bindFlowExecutions`. */
+export interface FlowExecutionsBinding {
+  /** Start of every flow state machine's name (`<prefix>-<blueprint>-v<version>`). */
+  prefix: string;
+  /** The role the state machines run as. */
+  role: IRole;
+  /** Filled into every Task state; unset for the task worker itself (its own ARN would be a cycle). */
+  taskWorkerArn?: string;
+}
+
+/**
+ * The state machines and executions named under `prefix`, and nothing else (IAM patterns), and
+ * the start every such state machine's ARN has (for prefix matching).
+ */
+export function flowExecutionArns(scope: Construct, prefix: string): { stateMachines: string; executions: string; stateMachineArnPrefix: string } {
+  const stack = Stack.of(scope);
+  const arn = (resource: string, resourceName: string) =>
+    stack.formatArn({ service: 'states', resource, resourceName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  return {
+    stateMachines: arn('stateMachine', `${prefix}-*`),
+    executions: arn('execution', `${prefix}-*:*`),
+    stateMachineArnPrefix: arn('stateMachine', `${prefix}-`),
+  };
+}
+
+/** Actions of `bindFlowExecutions` on state machines and on executions. */
+export const FLOW_EXECUTION_ACTIONS = {
+  manage: {
+    stateMachines: ['states:CreateStateMachine', 'states:DeleteStateMachine', 'states:DescribeStateMachine', 'states:StartExecution', 'states:TagResource'],
+    executions: ['states:StopExecution', 'states:DescribeExecution'],
+  },
+  read: {
+    stateMachines: ['states:DescribeStateMachine'],
+    executions: ['states:DescribeExecution'],
+  },
+} as const;
+
+/**
+ * Lets the function run flows on Step Functions and sets the flows env. 'manage' creates, starts,
+ * stops and deletes the prefix's state machines and executions, and may pass the state machine
+ * role (to Step Functions only); 'read' only describes them.
+ */
+export function bindFlowExecutions(fn: LambdaFunction, flows: FlowExecutionsBinding, access: 'manage' | 'read'): void {
+  const arns = flowExecutionArns(fn, flows.prefix);
+  const actions = FLOW_EXECUTION_ACTIONS[access];
+  fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.stateMachines], resources: [arns.stateMachines] }));
+  fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.executions], resources: [arns.executions] }));
+  if (access === 'manage') {
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [flows.role.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'states.amazonaws.com' } },
+      }),
+    );
+  }
+  fn.addEnvironment(ENV.flowStateMachinePrefix, flows.prefix);
+  fn.addEnvironment(ENV.flowStateMachineRoleArn, flows.role.roleArn);
+  if (flows.taskWorkerArn) fn.addEnvironment(ENV.flowTaskWorkerArn, flows.taskWorkerArn);
 }

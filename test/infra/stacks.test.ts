@@ -13,10 +13,10 @@ import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
 import { ENV } from '../../functions/env-names.js';
-import { FAMILIES, ROUTES, WORKERS, routeKey, type Access, type Family, type FamilySpec } from '../../functions/http/route-table.js';
-import { ENGINE_WORKER, ENGINE_WORKER_MODULES, INSTALLED_MODULES, bindBucket, bindTable, type AppFunction } from '../../lib/constructs/app-function.js';
+import { FAMILIES, ROUTES, WORKERS, routeKey, type Access, type Family, type FamilySpec, type WorkerSpec } from '../../functions/http/route-table.js';
+import { ENGINE_WORKER, ENGINE_WORKER_MODULES, FLOW_EXECUTION_ACTIONS, INSTALLED_MODULES, bindBucket, bindTable, type AppFunction } from '../../lib/constructs/app-function.js';
 import { SPILLED_RESPONSES_PREFIX, StatefulStack } from '../../lib/stateful-stack.js';
-import { StatelessStack, type Worker } from '../../lib/stateless-stack.js';
+import { FINAL_EXECUTION_STATUSES, FLOW_PREFIX_MAX, StatelessStack, defaultFlowPrefix, type Worker } from '../../lib/stateless-stack.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FAMILY_NAMES = Object.keys(FAMILIES) as Family[];
@@ -37,7 +37,7 @@ const DECLARED: DeclaredFunction[] = [
   ...WORKER_NAMES.map((worker) => ({ label: `worker ${worker}`, fn: () => stateless.workers[worker], ...WORKERS[worker] })),
 ];
 
-type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table'>;
+type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table' | 'flowExecutions'>;
 const BUCKET_GRANTS: Record<BucketGrant, string> = {
   dataBucket: ENV.dataBucketName,
   uploadsBucket: ENV.uploadsBucketName,
@@ -391,7 +391,12 @@ describe('stateless stack: workers', () => {
 
   it('tells the invokedBy families (and only them) the worker function name', () => {
     for (const worker of WORKER_NAMES) {
-      const { envName } = WORKERS[worker];
+      const { envName } = WORKERS[worker] as WorkerSpec;
+      if (!envName) {
+        // Invoked by an AWS service (invokedByService), never by a family.
+        expect(invokers(worker), worker).toEqual([]);
+        continue;
+      }
       const workerId = logicalId(stateless.workers[worker]);
       for (const { label, family, fn } of DECLARED) {
         const vars: Record<string, unknown> = slResources[logicalId(fn())]!.Properties.Environment?.Variables ?? {};
@@ -401,11 +406,16 @@ describe('stateless stack: workers', () => {
     }
   });
 
-  it('configures asynchronous invocation: one retry, bounded event age', () => {
+  it('configures asynchronous invocation: one retry, bounded event age (not for the synchronously invoked Step Functions worker)', () => {
     const configs = ofType('AWS::Lambda::EventInvokeConfig');
-    expect(configs).toHaveLength(WORKER_NAMES.length);
+    const sync = (w: Worker) => (WORKERS[w] as WorkerSpec).invokedByService === 'stepFunctions';
+    expect(configs).toHaveLength(WORKER_NAMES.filter((w) => !sync(w)).length);
     for (const worker of WORKER_NAMES) {
       const matches = configs.filter(([, c]) => JSON.stringify(c.Properties.FunctionName) === JSON.stringify({ Ref: logicalId(stateless.workers[worker]) }));
+      if (sync(worker)) {
+        expect(matches, worker).toHaveLength(0);
+        continue;
+      }
       expect(matches, worker).toHaveLength(1);
       const props = matches[0]![1].Properties;
       expect(props.MaximumRetryAttempts).toBe(1);
@@ -420,10 +430,196 @@ describe('stateless stack: workers', () => {
       for (const [, integration] of ofType('AWS::ApiGatewayV2::Integration')) {
         expect(JSON.stringify(integration.Properties.IntegrationUri)).not.toContain(id);
       }
-      for (const [, permission] of ofType('AWS::Lambda::Permission')) {
+      for (const [, permission] of ofType('AWS::Lambda::Permission').filter(([, p]) => p.Properties.Principal === 'apigateway.amazonaws.com')) {
         expect(JSON.stringify(permission.Properties.FunctionName)).not.toContain(id);
       }
     }
+  });
+});
+
+/** An intrinsic as text: `{Ref}` and `{Id.Attr}` placeholders, Fn::Join joined. */
+function render(v: unknown): string {
+  if (typeof v === 'string') return v;
+  const o = v as Record<string, any> | null;
+  if (o && 'Ref' in o) return `{${o.Ref}}`;
+  if (o && 'Fn::GetAtt' in o) return `{${o['Fn::GetAtt'].join('.')}}`;
+  if (o && 'Fn::Join' in o) return (o['Fn::Join'][1] as unknown[]).map(render).join(o['Fn::Join'][0]);
+  return JSON.stringify(v);
+}
+
+describe('stateless stack: flows', () => {
+  const spec = (w: Worker): WorkerSpec => WORKERS[w];
+  const TASK_WORKER = WORKER_NAMES.filter((w) => spec(w).invokedByService === 'stepFunctions');
+  const SETTLE_WORKERS = WORKER_NAMES.filter((w) => spec(w).invokedByService === 'flowExecutionEvents');
+  const FLOW_WORKERS = WORKER_NAMES.filter((w) => spec(w).flows);
+  const ARN = (resource: string, name: string) => `arn:{AWS::Partition}:states:{AWS::Region}:{AWS::AccountId}:${resource}:${name}`;
+  const stateMachines = () => ARN('stateMachine', `${stateless.flowStateMachinePrefix}-*`);
+  const executions = () => ARN('execution', `${stateless.flowStateMachinePrefix}-*:*`);
+  const roleArn = () => ({ 'Fn::GetAtt': [logicalId(stateless.flowStateMachineRole), 'Arn'] });
+  const fnArn = (w: Worker) => ({ 'Fn::GetAtt': [logicalId(stateless.workers[w]), 'Arn'] });
+  const varsOf = (fn: AppFunction): Record<string, unknown> => slResources[logicalId(fn)]!.Properties.Environment?.Variables ?? {};
+  /** Actions of `states:` statements by resource (rendered), and the `iam:` statements. */
+  const flowStatements = (fn: AppFunction) => {
+    const statements = statementsOf(logicalId(fn));
+    const states = new Map<string, Set<string>>();
+    for (const st of statements.filter((x) => asArray(x.Action).some((a) => a.startsWith('states:')))) {
+      expect(asArray(st.Action).every((a) => a.startsWith('states:')), 'states actions are not mixed with others').toBe(true);
+      for (const r of asArray(st.Resource)) {
+        const key = render(r);
+        states.set(key, new Set([...(states.get(key) ?? []), ...asArray(st.Action)]));
+      }
+    }
+    return { states, iam: statements.filter((x) => asArray(x.Action).some((a) => a.startsWith('iam:'))) as (Statement & { Condition?: unknown })[] };
+  };
+  const sorted = (xs: Iterable<string>) => [...xs].sort();
+
+  it('declares the flow task worker (Step Functions) and the flow settle worker (execution events)', () => {
+    expect(TASK_WORKER).toEqual(['flowTaskWorker']);
+    expect(SETTLE_WORKERS).toEqual(['flowSettle']);
+    expect(WORKERS.flowTaskWorker).toMatchObject({
+      handler: 'flow-task-worker',
+      grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' },
+      memoryMb: 3008,
+      timeoutSeconds: 900,
+      invokedBy: [],
+    });
+    expect(WORKERS.flowSettle).toMatchObject({ handler: 'flow-settle', grants: { table: 'RW', artifactsBucket: 'RW' }, invokedBy: [] });
+    expect(WORKERS.flowSettle.grants).not.toHaveProperty('dataBucket');
+    // The import worker is still invoked by families only.
+    expect(spec('importWorker').invokedByService).toBeUndefined();
+    // Both flow handlers are among the bundles every test above loads on plain Node.
+    expect(DECLARED.map((d) => d.fn().entryName)).toEqual(expect.arrayContaining(['flow-task-worker', 'flow-settle']));
+  });
+
+  it('names state machines under a short prefix derived from the stack name', () => {
+    expect(stateless.flowStateMachinePrefix).toBe(defaultFlowPrefix('LinkedDataPlatform-Stateless'));
+    expect(stateless.flowStateMachinePrefix).toBe('LinkedDataPlatform-Stateless-flow');
+    const long = defaultFlowPrefix('A-very-long-stack-name-for-a-test-deployment-of-the-platform');
+    expect(long.length).toBeLessThanOrEqual(FLOW_PREFIX_MAX);
+    expect(long).toMatch(/^A-very-long-[A-Za-z0-9_-]*-[0-9a-f]{8}-flow$/);
+    expect(defaultFlowPrefix('A-very-long-stack-name-for-a-test-deployment-of-the-platform-2')).not.toBe(long);
+  });
+
+  it('has a state machine role only Step Functions (for our state machines) assumes, allowed only to invoke the task worker', () => {
+    const role = slResources[logicalId(stateless.flowStateMachineRole)]!;
+    expect(role.Type).toBe('AWS::IAM::Role');
+    const trust = role.Properties.AssumeRolePolicyDocument.Statement as any[];
+    expect(trust).toHaveLength(1);
+    expect(trust[0]).toMatchObject({ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'states.amazonaws.com' } });
+    expect(trust[0].Condition.StringEquals).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+    expect(render(trust[0].Condition.ArnLike['aws:SourceArn'])).toBe(stateMachines());
+    expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    expect(role.Properties.Policies).toBeUndefined();
+
+    const roleId = logicalId(stateless.flowStateMachineRole);
+    const statements = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => asArray(p.Properties.Roles).some((r: any) => r.Ref === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+    expect(statements.length).toBeGreaterThan(0);
+    const taskWorkerId = logicalId(stateless.workers.flowTaskWorker);
+    for (const st of statements) {
+      expect(st.Effect).toBe('Allow');
+      expect(asArray(st.Action)).toEqual(['lambda:InvokeFunction']);
+      for (const r of asArray(st.Resource)) expect(JSON.stringify(r)).toContain(taskWorkerId);
+    }
+  });
+
+  it('lets the families granted flowExecutions manage only the prefixed state machines and executions, and pass only that role to Step Functions', () => {
+    const managers = FAMILY_NAMES.filter((f) => (FAMILIES[f] as FamilySpec).grants.flowExecutions);
+    expect(managers).toContain('flows');
+    for (const family of managers) {
+      const { states, iam } = flowStatements(stateless.functions[family]);
+      expect(sorted(states.keys()), family).toEqual(sorted([stateMachines(), executions()]));
+      expect(sorted(states.get(stateMachines())!), family).toEqual(
+        sorted(['states:CreateStateMachine', 'states:DeleteStateMachine', 'states:DescribeStateMachine', 'states:StartExecution', 'states:TagResource']),
+      );
+      expect(sorted(states.get(executions())!), family).toEqual(sorted(['states:StopExecution', 'states:DescribeExecution']));
+      expect(sorted(states.get(stateMachines())!)).toEqual(sorted(FLOW_EXECUTION_ACTIONS.manage.stateMachines));
+      expect(iam, family).toHaveLength(1);
+      expect(iam[0]).toMatchObject({
+        Effect: 'Allow',
+        Action: 'iam:PassRole',
+        Resource: roleArn(),
+        Condition: { StringEquals: { 'iam:PassedToService': 'states.amazonaws.com' } },
+      });
+    }
+  });
+
+  it('lets the flow workers only describe the prefixed state machines and executions, and pass no role', () => {
+    expect(sorted(FLOW_WORKERS)).toEqual(sorted([...TASK_WORKER, ...SETTLE_WORKERS]));
+    for (const worker of FLOW_WORKERS) {
+      const { states, iam } = flowStatements(stateless.workers[worker]);
+      expect(sorted(states.keys()), worker).toEqual(sorted([stateMachines(), executions()]));
+      expect(sorted(states.get(stateMachines())!), worker).toEqual(['states:DescribeStateMachine']);
+      expect(sorted(states.get(executions())!), worker).toEqual(['states:DescribeExecution']);
+      expect(iam, worker).toEqual([]);
+    }
+  });
+
+  it('gives no other function any Step Functions or IAM permission', () => {
+    for (const { label, family, fn } of DECLARED) {
+      const isFlow = family ? Boolean((FAMILIES[family] as FamilySpec).grants.flowExecutions) : FLOW_WORKERS.some((w) => stateless.workers[w] === fn());
+      if (isFlow) continue;
+      const actions = statementsOf(logicalId(fn())).flatMap((st) => asArray(st.Action));
+      expect(actions.filter((a) => a.startsWith('states:') || a.startsWith('iam:')), label).toEqual([]);
+    }
+  });
+
+  it('sets the flows env exactly on the functions that run flows (the task worker is not told its own ARN)', () => {
+    for (const { label, family, fn } of DECLARED) {
+      const vars = varsOf(fn());
+      const manager = family !== undefined && Boolean((FAMILIES[family] as FamilySpec).grants.flowExecutions);
+      const worker = FLOW_WORKERS.find((w) => stateless.workers[w] === fn());
+      if (!manager && !worker) {
+        for (const name of [ENV.flowStateMachinePrefix, ENV.flowStateMachineRoleArn, ENV.flowTaskWorkerArn]) {
+          expect(vars, `${label} must not see ${name}`).not.toHaveProperty(name);
+        }
+        continue;
+      }
+      expect(vars[ENV.flowStateMachinePrefix], label).toBe(stateless.flowStateMachinePrefix);
+      expect(vars[ENV.flowStateMachineRoleArn], label).toEqual(roleArn());
+      if (worker === 'flowTaskWorker') expect(vars, label).not.toHaveProperty(ENV.flowTaskWorkerArn);
+      else expect(vars[ENV.flowTaskWorkerArn], label).toEqual(fnArn('flowTaskWorker'));
+    }
+  });
+
+  it("sends our state machines' final execution statuses, and only those, to the settle worker", () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    const [ruleId, rule] = rules[0]!;
+    expect(ruleId).toBe(logicalId(stateless.flowExecutionEndedRule));
+    expect(rule.Properties.State).toBe('ENABLED');
+    expect(rule.Properties.EventBusName).toBeUndefined(); // the default bus, where Step Functions sends them
+    const pattern = rule.Properties.EventPattern;
+    expect(Object.keys(pattern).sort()).toEqual(['detail', 'detail-type', 'source']);
+    expect(pattern.source).toEqual(['aws.states']);
+    expect(pattern['detail-type']).toEqual(['Step Functions Execution Status Change']);
+    expect(Object.keys(pattern.detail).sort()).toEqual(['stateMachineArn', 'status']);
+    expect(sorted(pattern.detail.status)).toEqual(sorted(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']));
+    expect(sorted(FINAL_EXECUTION_STATUSES)).toEqual(sorted(pattern.detail.status));
+    expect(pattern.detail.stateMachineArn).toHaveLength(1);
+    expect(Object.keys(pattern.detail.stateMachineArn[0])).toEqual(['prefix']);
+    expect(render(pattern.detail.stateMachineArn[0].prefix)).toBe(ARN('stateMachine', `${stateless.flowStateMachinePrefix}-`));
+
+    const targets = rule.Properties.Targets as any[];
+    expect(targets.map((t) => t.Arn)).toEqual(SETTLE_WORKERS.map(fnArn));
+    for (const t of targets) {
+      expect(t.Input ?? t.InputPath ?? t.InputTransformer).toBeUndefined(); // the whole event
+      expect(t.RetryPolicy.MaximumRetryAttempts).toBeGreaterThan(0);
+    }
+    for (const worker of SETTLE_WORKERS) {
+      slTemplate.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        Principal: 'events.amazonaws.com',
+        FunctionName: fnArn(worker),
+        SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] },
+      });
+    }
+    // Nothing but the rule may invoke the settle worker, and no resource policy lets anyone invoke the task worker.
+    const permissionsOn = (w: Worker) =>
+      ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(logicalId(stateless.workers[w])));
+    for (const worker of SETTLE_WORKERS) expect(permissionsOn(worker)).toHaveLength(1);
+    for (const worker of TASK_WORKER) expect(permissionsOn(worker)).toEqual([]);
   });
 });
 
@@ -465,8 +661,17 @@ describe('stateless stack: HTTP API', () => {
         SourceArn: Match.anyValue(),
       });
     }
-    for (const [, p] of ofType('AWS::Lambda::Permission')) {
+    // The only other resource-policy grant: EventBridge invoking the flow settle worker (see flows).
+    const [apiPermissions, others] = [
+      ofType('AWS::Lambda::Permission').filter(([, p]) => p.Properties.Principal === 'apigateway.amazonaws.com'),
+      ofType('AWS::Lambda::Permission').filter(([, p]) => p.Properties.Principal !== 'apigateway.amazonaws.com'),
+    ];
+    for (const [, p] of apiPermissions) {
       expect(JSON.stringify(p.Properties.SourceArn)).toContain(logicalId(stateless.api));
+    }
+    for (const [, p] of others) {
+      expect(p.Properties.Principal).toBe('events.amazonaws.com');
+      expect(p.Properties.SourceArn).toEqual({ 'Fn::GetAtt': [logicalId(stateless.flowExecutionEndedRule), 'Arn'] });
     }
   });
 

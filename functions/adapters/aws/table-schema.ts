@@ -15,6 +15,14 @@
  *   DSDATA#<datasetId> / JOB#<jobId>     import job; JOBFILE#<jobId>#<fileId> its uploaded files;
  *                                         ASSET#<identifier> an asset with its versions;
  *                                         SERVICE#<lower name> a SPARQL service and its snapshot
+ *   INSTANCE / FLOWSWITCHES               instance switches of the flows feature
+ *   ACC#<uid> / FLOW#<lower flowId>       flow blueprint; gsi2 (FLOWUID#<uid> / FLOW) finds it by uid
+ *   FLOWV#<blueprintUid> / V#<00000001>   one version of a flow (definition, executable)
+ *   FLOWSECRET#<blueprintUid> / VALUES    the values of a flow's masked values
+ *   RUN#<runId> / RUN                     flow run; gsi1 (FLOWRUNS#<blueprintUid> / <createdAt>#<id>)
+ *                                         lists a flow's runs, gsi2 (RUNS / <createdAt>#<id>) all runs;
+ *                                         TASK#<taskId> its task instances (log inline, 400 KB cap);
+ *                                         SECRET the run's platform token while the run lasts
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',

@@ -1,20 +1,4 @@
-/**
- * aws-local-stepfunctions 3.0.0 calls `Promise.withResolvers` (Node 22). Import this module
- * before it on Node 20.
- */
-type Resolvers<T> = { promise: Promise<T>; resolve: (value: T | PromiseLike<T>) => void; reject: (reason?: unknown) => void };
-const P = Promise as unknown as { withResolvers?: <T>() => Resolvers<T> };
-
-if (typeof P.withResolvers !== 'function') {
-  P.withResolvers = <T>() => {
-    let resolve!: Resolvers<T>['resolve'];
-    let reject!: Resolvers<T>['reject'];
-    const promise = new Promise<T>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    return { promise, resolve, reject };
-  };
-}
+/** The product's polyfill, loaded before aws-local-stepfunctions in the flow tests. */
+import '../../../functions/adapters/local/promise-with-resolvers.js';
 
 export {};

@@ -1,0 +1,374 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type {
+  FlowRecord,
+  FlowSwitches,
+  FlowVersionRecord,
+  MaskedValuesRecord,
+  RunRecord,
+  TaskInstanceRecord,
+} from '../../domain/flows/records.js';
+import { FINAL_RUN_STATUSES } from '../../domain/flows/run-status.js';
+import { ConflictError, NotFoundError } from '../../domain/errors.js';
+import { nameKey } from '../../domain/names.js';
+import type { FlowStore } from '../../ports/flow-store.js';
+import type { Batch, ListRequest } from '../../ports/metadata-store.js';
+import { TABLE_KEY_ATTRIBUTES } from './table-schema.js';
+
+type Item = Record<string, unknown>;
+type Key = Record<string, unknown>;
+
+const versionKey = (version: number): string => `V#${String(version).padStart(8, '0')}`;
+
+const K = {
+  switches: { pk: 'INSTANCE', sk: 'FLOWSWITCHES' },
+  flow: (ownerUid: string, flowId: string) => ({ pk: `ACC#${ownerUid}`, sk: `FLOW#${nameKey(flowId)}` }),
+  version: (blueprintUid: string, version: number) => ({ pk: `FLOWV#${blueprintUid}`, sk: versionKey(version) }),
+  maskedValues: (blueprintUid: string) => ({ pk: `FLOWSECRET#${blueprintUid}`, sk: 'VALUES' }),
+  run: (runId: string) => ({ pk: `RUN#${runId}`, sk: 'RUN' }),
+  task: (runId: string, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${taskId}` }),
+  runSecret: (runId: string) => ({ pk: `RUN#${runId}`, sk: 'SECRET' }),
+};
+
+const isConditionFailure = (e: unknown): boolean =>
+  e instanceof ConditionalCheckFailedException || (e as { name?: string })?.name === 'ConditionalCheckFailedException';
+
+/** Drops the key attributes so records come back exactly as the domain wrote them. */
+function strip<T>(item: Item): T {
+  const out: Item = { ...item };
+  for (const k of TABLE_KEY_ATTRIBUTES) delete out[k];
+  return out as T;
+}
+
+const encodeCursor = (key: Key): string => Buffer.from(JSON.stringify(key)).toString('base64url');
+
+function decodeCursor(cursor: string | undefined): Key | undefined {
+  if (!cursor) return undefined;
+  try {
+    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (key && typeof key === 'object' && !Array.isArray(key)) return key as Key;
+  } catch {
+    /* fall through */
+  }
+  return undefined;
+}
+
+/**
+ * The FlowStore on DynamoDB's single table (same table as the metadata store); also runs
+ * unchanged against dynalite. Every write is one single-item write; deleteRun is a sequence of
+ * them.
+ *
+ * Size limit: a DynamoDB item holds at most 400 KB. Task instances keep their log lines and
+ * output inline, so a very chatty task (or a large output) could exceed it; the put then fails
+ * with a ValidationException from DynamoDB. Callers should keep logs bounded.
+ */
+export class DynamoDbFlowStore implements FlowStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  private async get<T>(key: Key): Promise<T | null> {
+    const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    return out.Item ? strip<T>(out.Item) : null;
+  }
+
+  private async putNew(item: Item, conflictMessage: string): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new ConflictError(conflictMessage);
+      throw e;
+    }
+  }
+
+  private async put(item: Item): Promise<void> {
+    await this.db.send(new PutCommand({ TableName: this.tableName, Item: item }));
+  }
+
+  private async delete(key: Key): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: key }));
+  }
+
+  /** Runs a query page; each item carries the cursor of its own key. */
+  private async queryBatch<T>(
+    input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
+    keyOf: (item: Item) => Key,
+    request: ListRequest,
+  ): Promise<Batch<T>> {
+    const out = await this.db.send(
+      new QueryCommand({
+        ...input,
+        TableName: this.tableName,
+        Limit: request.batch,
+        ExclusiveStartKey: decodeCursor(request.after),
+      }),
+    );
+    const items = (out.Items ?? []).map((item) => ({ item: strip<T>(item), cursor: encodeCursor(keyOf(item)) }));
+    return { items, more: out.LastEvaluatedKey !== undefined };
+  }
+
+  /** Every item of a query, following pages; bounded because partitions here stay small. */
+  private async queryAllItems(input: Omit<QueryCommandInput, 'TableName'>, maxPages = 100): Promise<Item[]> {
+    const all: Item[] = [];
+    let start: Key | undefined;
+    for (let page = 0; page < maxPages; page++) {
+      const out = await this.db.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: start }));
+      all.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey;
+      if (!start) break;
+    }
+    return all;
+  }
+
+  private async queryAll<T>(input: Omit<QueryCommandInput, 'TableName'>): Promise<T[]> {
+    return (await this.queryAllItems(input)).map((item) => strip<T>(item));
+  }
+
+  // Switches
+
+  getSwitches(): Promise<FlowSwitches | null> {
+    return this.get<FlowSwitches>(K.switches);
+  }
+
+  async putSwitches(switches: FlowSwitches): Promise<void> {
+    await this.put({ ...switches, ...K.switches });
+  }
+
+  // Flows
+
+  private flowItem(flow: FlowRecord): Item {
+    return { ...flow, ...K.flow(flow.ownerUid, flow.flowId), gsi2pk: `FLOWUID#${flow.uid}`, gsi2sk: 'FLOW' };
+  }
+
+  async createFlow(flow: FlowRecord): Promise<void> {
+    await this.putNew(this.flowItem(flow), `A flow with the ID "${flow.flowId}" already exists in this account.`);
+  }
+
+  getFlow(ownerUid: string, flowId: string): Promise<FlowRecord | null> {
+    return this.get<FlowRecord>(K.flow(ownerUid, flowId));
+  }
+
+  async getFlowByUid(uid: string): Promise<FlowRecord | null> {
+    const found = await this.queryAll<FlowRecord>({
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :p',
+      ExpressionAttributeValues: { ':p': `FLOWUID#${uid}` },
+    });
+    return found[0] ?? null;
+  }
+
+  /**
+   * The key derives from owner and flow ID, so this cannot move a flow to another owner or flow ID
+   * (other than a change of case): such a write finds no stored flow and fails as a conflict.
+   */
+  async replaceFlow(flow: FlowRecord, expectedVersion: number): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: this.flowItem(flow),
+          ConditionExpression: 'attribute_exists(pk) AND latestVersion = :expected',
+          ExpressionAttributeValues: { ':expected': expectedVersion },
+        }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new ConflictError('The flow was saved meanwhile; reload it and save again.');
+      throw e;
+    }
+  }
+
+  async deleteFlow(flow: FlowRecord): Promise<void> {
+    await this.delete(K.flow(flow.ownerUid, flow.flowId));
+  }
+
+  listFlows(ownerUid: string, request: ListRequest): Promise<Batch<FlowRecord>> {
+    return this.queryBatch<FlowRecord>(
+      {
+        KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+        ExpressionAttributeValues: { ':p': `ACC#${ownerUid}`, ':s': 'FLOW#' },
+      },
+      (i) => ({ pk: i.pk, sk: i.sk }),
+      request,
+    );
+  }
+
+  // Versions
+
+  async putFlowVersion(version: FlowVersionRecord): Promise<void> {
+    await this.putNew(
+      { ...version, ...K.version(version.blueprintUid, version.version) },
+      `Version ${version.version} of the flow was saved meanwhile; reload it and save again.`,
+    );
+  }
+
+  getFlowVersion(blueprintUid: string, version: number): Promise<FlowVersionRecord | null> {
+    return this.get<FlowVersionRecord>(K.version(blueprintUid, version));
+  }
+
+  async setFlowVersionExecutable(blueprintUid: string, version: number, executable: string): Promise<void> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: K.version(blueprintUid, version),
+          UpdateExpression: 'SET executable = :e',
+          // Without it, an update of a missing version would create a bare item.
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':e': executable },
+        }),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) throw new NotFoundError(`Version ${version} of the flow does not exist.`);
+      throw e;
+    }
+  }
+
+  listFlowVersions(blueprintUid: string): Promise<FlowVersionRecord[]> {
+    return this.queryAll<FlowVersionRecord>({
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `FLOWV#${blueprintUid}`, ':s': 'V#' },
+      ScanIndexForward: false,
+    });
+  }
+
+  async deleteFlowVersion(blueprintUid: string, version: number): Promise<void> {
+    await this.delete(K.version(blueprintUid, version));
+  }
+
+  // Masked values
+
+  getMaskedValues(blueprintUid: string): Promise<MaskedValuesRecord | null> {
+    return this.get<MaskedValuesRecord>(K.maskedValues(blueprintUid));
+  }
+
+  async putMaskedValues(record: MaskedValuesRecord): Promise<void> {
+    await this.put({ ...record, ...K.maskedValues(record.blueprintUid) });
+  }
+
+  async deleteMaskedValues(blueprintUid: string): Promise<void> {
+    await this.delete(K.maskedValues(blueprintUid));
+  }
+
+  // Runs
+
+  private runItem(run: RunRecord): Item {
+    const order = `${run.createdAt}#${run.id}`;
+    return {
+      ...run,
+      ...K.run(run.id),
+      gsi1pk: `FLOWRUNS#${run.blueprintUid}`,
+      gsi1sk: order,
+      gsi2pk: 'RUNS',
+      gsi2sk: order,
+    };
+  }
+
+  async createRun(run: RunRecord): Promise<void> {
+    await this.putNew(this.runItem(run), 'run id collision');
+  }
+
+  getRun(runId: string): Promise<RunRecord | null> {
+    return this.get<RunRecord>(K.run(runId));
+  }
+
+  async updateRun(run: RunRecord): Promise<boolean> {
+    const values: Record<string, unknown> = {};
+    FINAL_RUN_STATUSES.forEach((status, i) => (values[`:f${i}`] = status));
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: this.runItem(run),
+          // attribute_exists: a deleted run stays deleted rather than reappearing half-written.
+          ConditionExpression: `attribute_exists(pk) AND NOT (#status IN (${FINAL_RUN_STATUSES.map((_, i) => `:f${i}`).join(', ')}))`,
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailure(e)) return false;
+      throw e;
+    }
+  }
+
+  listRuns(blueprintUid: string | null, request: ListRequest): Promise<Batch<RunRecord>> {
+    if (blueprintUid === null) {
+      return this.queryBatch<RunRecord>(
+        {
+          IndexName: 'gsi2',
+          KeyConditionExpression: 'gsi2pk = :p',
+          ExpressionAttributeValues: { ':p': 'RUNS' },
+          ScanIndexForward: false,
+        },
+        (i) => ({ pk: i.pk, sk: i.sk, gsi2pk: i.gsi2pk, gsi2sk: i.gsi2sk }),
+        request,
+      );
+    }
+    return this.queryBatch<RunRecord>(
+      {
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': `FLOWRUNS#${blueprintUid}` },
+        ScanIndexForward: false,
+      },
+      (i) => ({ pk: i.pk, sk: i.sk, gsi1pk: i.gsi1pk, gsi1sk: i.gsi1sk }),
+      request,
+    );
+  }
+
+  /** Removes the task instances and the secret first and the run last, so a retry still finds it. */
+  async deleteRun(runId: string): Promise<void> {
+    const items = await this.queryAllItems({
+      KeyConditionExpression: 'pk = :p',
+      ExpressionAttributeValues: { ':p': `RUN#${runId}` },
+      ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
+    });
+    for (const item of items) if (item.sk !== 'RUN') await this.delete({ pk: item.pk, sk: item.sk });
+    await this.delete(K.run(runId));
+  }
+
+  // Task instances
+
+  async putTaskInstance(instance: TaskInstanceRecord): Promise<void> {
+    await this.put({ ...instance, ...K.task(instance.runId, instance.taskId) });
+  }
+
+  getTaskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord | null> {
+    return this.get<TaskInstanceRecord>(K.task(runId, taskId));
+  }
+
+  listTaskInstances(runId: string): Promise<TaskInstanceRecord[]> {
+    return this.queryAll<TaskInstanceRecord>({
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `RUN#${runId}`, ':s': 'TASK#' },
+      ConsistentRead: true,
+    });
+  }
+
+  // Run secrets
+
+  async putRunSecret(runId: string, token: string): Promise<void> {
+    await this.put({ ...K.runSecret(runId), token });
+  }
+
+  async getRunSecret(runId: string): Promise<string | null> {
+    return (await this.get<{ token: string }>(K.runSecret(runId)))?.token ?? null;
+  }
+
+  async deleteRunSecret(runId: string): Promise<void> {
+    await this.delete(K.runSecret(runId));
+  }
+}

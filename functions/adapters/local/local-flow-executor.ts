@@ -1,0 +1,105 @@
+import './promise-with-resolvers.js';
+import { ExecutionError, StateMachine } from 'aws-local-stepfunctions';
+import type { AslDefinition } from '../../../statemachines/asl.js';
+import { applySubstitutions, TASK_WORKER_SUBSTITUTION } from '../../../statemachines/compile.js';
+import { forLocalRun, localTaskHandlers, type TaskInvocation } from '../../../statemachines/local.js';
+import type { ExecutionResult } from '../../../statemachines/outcome.js';
+import type { ExecutionInput, FlowExecutor, FlowRuntimeHooks } from '../../ports/flow-executor.js';
+
+/** The Resource the compiled Task states name locally; every one is handled in-process. */
+const LOCAL_TASK_WORKER_ARN = 'arn:aws:lambda:local:000000000000:function:flow-task-worker';
+const MAX_MACHINES = 200;
+
+type Execution = ReturnType<StateMachine['run']>;
+
+/**
+ * The embedded FlowExecutor: the same compiled ASL, run in-process by aws-local-stepfunctions.
+ * Every Task state calls the task worker directly; when an execution ends, `settle` records the
+ * outcome. Executions live in this process: a restart ends them (runs are then marked failed).
+ */
+export class LocalFlowExecutor implements FlowExecutor {
+  private hooks?: FlowRuntimeHooks;
+  private readonly machines = new Map<string, StateMachine>();
+  private readonly running = new Map<string, Execution>();
+  private readonly results = new Map<string, ExecutionResult>();
+
+  /** Wired by the composition root once the services exist (they need the executor first). */
+  bind(hooks: FlowRuntimeHooks): void {
+    this.hooks = hooks;
+  }
+
+  async prepare(version: { blueprintUid: string; version: number }): Promise<string> {
+    return `local:${version.blueprintUid}:v${version.version}`;
+  }
+
+  private machine(executable: string, definition: AslDefinition): StateMachine {
+    let machine = this.machines.get(executable);
+    if (!machine) {
+      const local = forLocalRun(applySubstitutions(definition, { [TASK_WORKER_SUBSTITUTION]: LOCAL_TASK_WORKER_ARN }));
+      // Compiled definitions are validated by the compiler's tests (asl-validator); the runner's
+      // own validation costs tens of milliseconds per machine.
+      machine = new StateMachine(local as never, { validationOptions: { noValidate: true } });
+      if (this.machines.size >= MAX_MACHINES) this.machines.clear();
+      this.machines.set(executable, machine);
+      this.handlersOf.set(machine, local);
+    }
+    return machine;
+  }
+
+  private readonly handlersOf = new WeakMap<StateMachine, AslDefinition>();
+
+  async start(executable: string, definition: AslDefinition, runId: string, input: ExecutionInput): Promise<string> {
+    const hooks = this.hooks;
+    if (!hooks) throw new Error('LocalFlowExecutor is not bound to the flow runtime');
+    const machine = this.machine(executable, definition);
+    const local = this.handlersOf.get(machine)!;
+    const execution = machine.run(input as never, {
+      overrides: {
+        taskResourceLocalHandlers: localTaskHandlers(local, (invocation: TaskInvocation) => hooks.runTask(invocation)) as never,
+      },
+    });
+    this.running.set(runId, execution);
+    void execution.result.then(
+      (output: unknown) => this.finish(runId, { kind: 'succeeded', output }),
+      (error: unknown) => this.finish(runId, toResult(error)),
+    );
+    return runId;
+  }
+
+  private async finish(runId: string, result: ExecutionResult): Promise<void> {
+    this.running.delete(runId);
+    if (this.results.size >= 1_000) this.results.clear();
+    this.results.set(runId, result);
+    try {
+      await this.hooks?.settle(runId, result);
+    } catch (e) {
+      console.error(`Settling run ${runId} failed:`, (e as Error).message);
+    }
+  }
+
+  async abort(executionRef: string): Promise<void> {
+    this.running.get(executionRef)?.abort();
+  }
+
+  async result(executionRef: string): Promise<ExecutionResult | null> {
+    return this.results.get(executionRef) ?? null;
+  }
+
+  async discard(executable: string): Promise<void> {
+    this.machines.delete(executable);
+  }
+
+  /** Stops every execution (the platform is closing). */
+  abortAll(): void {
+    for (const execution of this.running.values()) execution.abort();
+  }
+}
+
+function toResult(error: unknown): ExecutionResult {
+  const e = error as Error & { cause?: { name?: string; message?: string } };
+  if (e?.name === 'ExecutionAbortedError') return { kind: 'aborted' };
+  if (error instanceof ExecutionError) {
+    return { kind: 'failed', error: e.cause?.name ?? 'States.Runtime', cause: e.cause?.message };
+  }
+  return { kind: 'failed', error: e?.name ?? 'States.Runtime', cause: e?.message ?? String(error) };
+}

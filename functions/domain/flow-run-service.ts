@@ -1,0 +1,634 @@
+/**
+ * Runs of flows: starting (variables, presets, precedence, system variables), the task worker
+ * that every Task state calls, settling an execution into run and task statuses, aborting, and
+ * reading runs, task instances and artifacts.
+ */
+import { Readable } from 'node:stream';
+import type { AslDefinition } from '../../statemachines/asl.js';
+import { compileFlow } from '../../statemachines/compile.js';
+import type { TaskInvocation } from '../../statemachines/local.js';
+import { readOutcome, type ExecutionResult } from '../../statemachines/outcome.js';
+import type { ExecutionInput, FlowRuntimeHooks } from '../ports/flow-executor.js';
+import type { AccountRecord } from './accounts.js';
+import type { AuthService } from './auth-service.js';
+import type { Caller } from './caller.js';
+import { ConflictError, NotFoundError, ValidationError } from './errors.js';
+import type { FlowService, VisibleFlow } from './flow-service.js';
+import { runTaskOfType, TaskFailure, type TaskContext, type TaskServices } from './flow-tasks.js';
+import { FLOW_LIMITS } from './flows/limits.js';
+import type { FlowDefinition } from './flows/model.js';
+import {
+  parseTaskInstanceId,
+  STARTED_FROM_TYPES,
+  taskInstanceId,
+  type ArtifactRecord,
+  type FlowRecord,
+  type FlowVersionRecord,
+  type RunRecord,
+  type StartedFrom,
+  type StartedFromType,
+  type TaskInstanceRecord,
+} from './flows/records.js';
+import { isFinalRunStatus, RUN_STATUS_SEVERITY, type RunStatus, type TaskStatus } from './flows/run-status.js';
+import { effectiveVariables, findVariableReferences } from './flows/variables.js';
+import type { Platform } from './platform.js';
+
+export const DEFAULT_RUNS_LIMIT = 100;
+/** How many stored runs one listing may read before it answers with what it found. */
+const MAX_RUNS_SCANNED = 200_000;
+const MASK = '****';
+/** Task logs stay small (they are stored with the task instance). */
+const MAX_LOG_LINES = 200;
+const MAX_LOG_LINE = 2_000;
+
+export interface StartRequest {
+  /** Values given at start, as received (checked here). */
+  values: Record<string, unknown>;
+  preset?: string;
+}
+
+/** How a run was started when not from an HTTP request (schedules and hooks). */
+export interface TriggeredStart {
+  startedFrom: StartedFrom;
+  /** Values of the schedule or hook (precedence level 2). */
+  values: Record<string, string>;
+  /** Hook system variables. */
+  system?: Record<string, string>;
+}
+
+export interface RunFilters {
+  blueprintId?: string;
+  account?: string;
+  status?: RunStatus[];
+  startedFromType?: StartedFromType;
+  startedBy?: string;
+  scheduleId?: string;
+  hookId?: string;
+  assetId?: string;
+  createdAtFrom?: string;
+  createdAtTo?: string;
+  sortBy: 'createdAt' | 'finishedAt';
+  sortDirection: 'asc' | 'desc';
+  limit: number;
+}
+
+/** Ends of a run the settle hook can tell others about (the failure email of a later change). */
+export type RunSettledListener = (run: RunRecord, flow: FlowRecord, definition: FlowDefinition) => Promise<void>;
+
+export class FlowRunService implements FlowRuntimeHooks {
+  private readonly settledListeners: RunSettledListener[] = [];
+  /** Compiled definitions by blueprint and version (compilation is pure, so safe to keep). */
+  private readonly compiled = new Map<string, AslDefinition>();
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly flows: FlowService,
+    private readonly auth: AuthService,
+    private readonly taskServices: TaskServices,
+  ) {}
+
+  onSettled(listener: RunSettledListener): void {
+    this.settledListeners.push(listener);
+  }
+
+  // ---- Starting ----
+
+  async start(caller: Caller | null, accountName: string, flowId: string, request: StartRequest, apiUrl: string): Promise<RunRecord> {
+    const who = await this.flows.requireEnabled(caller);
+    const found = await this.flows.visibleFlow(who, accountName, flowId);
+    this.flows.requirePermission(who, found, 'runFlows', 'run flows');
+    const version = await this.flows.version(found.flow, found.flow.latestVersion);
+    const definition = version.definition;
+
+    let presetValues: Record<string, string> = {};
+    if (request.preset !== undefined) {
+      const preset = definition.presets.find((p) => p.name === request.preset);
+      if (!preset) {
+        const names = definition.presets.map((p) => `"${p.name}"`).join(', ');
+        throw new NotFoundError(`Flow "${flowId}" has no preset "${request.preset}"${names ? `; its presets are ${names}` : ''}.`);
+      }
+      presetValues = preset.values;
+    }
+    const given = checkStartValues(definition, request.values);
+    const startedFrom: StartedFrom = { type: who.credential.kind === 'session' ? 'manual' : 'api' };
+    return this.launch(found, version, who, startedFrom, presetValues, given, {}, apiUrl, request.preset);
+  }
+
+  /** A run started by a schedule or hook, acting as `starter` (the schedule's or hook's owner). */
+  async startTriggered(flow: FlowRecord, starter: AccountRecord, trigger: TriggeredStart, apiUrl: string): Promise<RunRecord> {
+    const owner = await this.platform.store.getAccount(flow.ownerUid);
+    if (!owner) throw new NotFoundError('The flow\'s account no longer exists.');
+    const version = await this.flows.version(flow, flow.latestVersion);
+    const caller = starterCaller(starter, '');
+    return this.launch({ flow, owner, access: { isMember: true, permissions: new Set() } }, version, caller, trigger.startedFrom, trigger.values, {}, trigger.system ?? {}, apiUrl);
+  }
+
+  private async launch(
+    found: VisibleFlow,
+    version: FlowVersionRecord,
+    starter: Caller,
+    startedFrom: StartedFrom,
+    level2: Record<string, string>,
+    given: Record<string, string>,
+    system: Record<string, string>,
+    apiUrl: string,
+    preset?: string,
+  ): Promise<RunRecord> {
+    const definition = version.definition;
+    // Precedence (later wins): system, then preset / schedule / hook values, then given values;
+    // an empty value unsets. System variables cannot be overridden, so they are applied last.
+    const values: Record<string, string> = {};
+    for (const layer of [level2, given]) {
+      for (const [name, value] of Object.entries(layer)) {
+        if (value === '') delete values[name];
+        else values[name] = value;
+      }
+    }
+    const missing = definition.variables.filter((v) => v.required && !values[v.name]).map((v) => `"${v.name}"`);
+    if (missing.length > 0) {
+      throw new ValidationError(`The run cannot start: the required variable${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ha${missing.length > 1 ? 've' : 's'} no value. Give ${missing.length > 1 ? 'them' : 'it'} in the query string or JSON body.`);
+    }
+    Object.assign(values, system, { system_triggererAccountName: starter.accountName });
+
+    const now = this.platform.clock.now().toISOString();
+    const run: RunRecord = {
+      id: this.platform.ids.newId(),
+      blueprintUid: found.flow.uid,
+      flowId: found.flow.flowId,
+      ownerUid: found.flow.ownerUid,
+      version: version.version,
+      status: 'pending',
+      startedFrom,
+      startedByUid: starter.uid,
+      ...(preset !== undefined ? { preset } : {}),
+      variables: values,
+      createdAt: now,
+      apiUrl,
+    };
+    await this.platform.flows.createRun(run);
+
+    const starterAccount = await this.platform.store.getAccount(starter.uid);
+    if (!starterAccount) throw new NotFoundError('The starting account no longer exists.');
+    const { record, token } = await this.auth.issueToken(starterAccount, { description: `Flow run ${run.id} (valid while the run lasts)`, readOnly: false }, apiUrl);
+    await this.platform.flows.putRunSecret(run.id, token);
+    run.platformTokenId = record.tokenId;
+
+    try {
+      const asl = this.definitionOf(version);
+      let executable = version.executable;
+      if (!executable) {
+        executable = await this.platform.flowExecutor.prepare({ blueprintUid: version.blueprintUid, version: version.version, definition: asl });
+        await this.platform.flows.setFlowVersionExecutable(version.blueprintUid, version.version, executable);
+      }
+      run.status = 'running';
+      run.startedAt = this.platform.clock.now().toISOString();
+      run.executionRef = run.id;
+      await this.platform.flows.updateRun(run);
+      const input: ExecutionInput = {
+        run: { id: run.id, blueprintId: run.blueprintUid, flowId: run.flowId, version: run.version },
+        variables: values,
+      };
+      run.executionRef = await this.platform.flowExecutor.start(executable, asl, run.id, input);
+    } catch (e) {
+      await this.settle(run.id, { kind: 'failed', error: 'Flow.start', cause: (e as Error).message });
+      throw e;
+    }
+    return (await this.platform.flows.getRun(run.id)) ?? run;
+  }
+
+  private definitionOf(version: FlowVersionRecord): AslDefinition {
+    const key = `${version.blueprintUid}#${version.version}`;
+    let asl = this.compiled.get(key);
+    if (!asl) {
+      asl = compileFlow(version.definition);
+      if (this.compiled.size >= 200) this.compiled.clear();
+      this.compiled.set(key, asl);
+    }
+    return asl;
+  }
+
+  // ---- The task worker (every Task state) ----
+
+  async runTask(invocation: TaskInvocation): Promise<unknown> {
+    const runId = String((invocation.state.run as { id?: unknown })?.id ?? '');
+    const run = await this.platform.flows.getRun(runId);
+    if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
+    if (isFinalRunStatus(run.status)) throw new TaskFailure(`Run ${runId} has already ended (${run.status}).`);
+
+    const instance: TaskInstanceRecord = {
+      id: taskInstanceId(run.id, invocation.taskId),
+      runId: run.id,
+      taskId: invocation.taskId,
+      label: invocation.label,
+      type: invocation.type,
+      status: 'running',
+      startedAt: this.platform.clock.now().toISOString(),
+      log: [],
+      artifacts: [],
+    };
+    await this.platform.flows.putTaskInstance(instance);
+
+    const [masked, , token, starter] = await Promise.all([
+      this.platform.flows.getMaskedValues(run.blueprintUid),
+      this.versionOf(run),
+      this.platform.flows.getRunSecret(run.id),
+      this.platform.store.getAccount(run.startedByUid),
+    ]);
+    const secrets = [...Object.values(masked?.values ?? {}), ...(token ? [token] : [])].filter((s) => s.length > 0);
+    const mask = (text: string) => secrets.reduce((t, s) => t.split(s).join(MASK), text);
+
+    try {
+      if (!starter) throw new TaskFailure('The account that started the run no longer exists.');
+      const values: Record<string, string> = {
+        ...effectiveVariables(invocation.state.variables, invocation.state.tasks, invocation.variableSources ?? []),
+        ...(masked?.values ?? {}),
+        ...(token ? { system_platformToken: token } : {}),
+      };
+      this.checkMaskedValues(run, invocation, masked?.values ?? {});
+      const context: TaskContext = {
+        run,
+        taskId: invocation.taskId,
+        settings: invocation.settings,
+        timeoutSeconds: invocation.timeoutSeconds,
+        values,
+        caller: starterCaller(starter, run.platformTokenId ?? ''),
+        apiUrl: run.apiUrl ?? this.platform.settings.publicApiUrl ?? '',
+        log: (line) => {
+          if (instance.log.length < MAX_LOG_LINES) instance.log.push(mask(line).slice(0, MAX_LOG_LINE));
+        },
+        addArtifact: (fileName, contentType, body) => this.addArtifact(instance, fileName, contentType, body),
+        setDescription: (description) => this.setDescription(run.id, description),
+      };
+      const output = await runTaskOfType(invocation.type, context, this.taskServices, await this.flows.getSwitches());
+      instance.status = 'finished';
+      instance.finishedAt = this.platform.clock.now().toISOString();
+      instance.output = output;
+      await this.platform.flows.putTaskInstance(instance);
+      return output;
+    } catch (e) {
+      const message = mask((e as Error).message || String(e));
+      instance.status = 'failed';
+      instance.error = message;
+      instance.log.push(mask(`Error: ${message}`));
+      instance.finishedAt = this.platform.clock.now().toISOString();
+      await this.platform.flows.putTaskInstance(instance);
+      // The message travels in the execution history: masked, never the raw error.
+      throw new TaskFailure(message);
+    }
+  }
+
+  /** The spec: a run fails when it uses a masked value with no value set. */
+  private checkMaskedValues(run: RunRecord, invocation: TaskInvocation, stored: Record<string, string>): void {
+    const definition = invocation.settings;
+    const declared = new Set(Object.keys(stored));
+    const used = new Set<string>();
+    const walk = (v: unknown): void => {
+      if (typeof v === 'string') findVariableReferences(v).forEach((n) => used.add(n));
+      else if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+    };
+    walk(definition);
+    const maskedNames = new Set((this.versionCache.get(`${run.blueprintUid}#${run.version}`)?.definition.maskedValues ?? []).map((m) => m.name));
+    const unset = [...used].filter((n) => maskedNames.has(n) && !declared.has(n));
+    if (unset.length > 0) {
+      throw new TaskFailure(`The masked value${unset.length > 1 ? 's' : ''} ${unset.map((n) => `?${n}`).join(', ')} ha${unset.length > 1 ? 've' : 's'} no value set; someone with Manage flow masked variables must set ${unset.length > 1 ? 'them' : 'it'} before the flow runs.`);
+    }
+  }
+
+  /** Versions never change once saved, so every function may keep the ones it read. */
+  private readonly versionCache = new Map<string, FlowVersionRecord>();
+  private async versionOf(run: RunRecord): Promise<FlowVersionRecord | null> {
+    const key = `${run.blueprintUid}#${run.version}`;
+    const cached = this.versionCache.get(key);
+    if (cached) return cached;
+    const version = await this.platform.flows.getFlowVersion(run.blueprintUid, run.version);
+    if (version) {
+      if (this.versionCache.size >= 200) this.versionCache.clear();
+      this.versionCache.set(key, version);
+    }
+    return version;
+  }
+
+  private async addArtifact(instance: TaskInstanceRecord, fileName: string, contentType: string, body: string | Buffer): Promise<ArtifactRecord> {
+    const id = this.platform.ids.newId();
+    const blobKey = `flows/runs/${instance.runId}/${instance.taskId}/${id}`;
+    const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    await this.platform.blobs.artifacts.put(blobKey, Readable.from([bytes]), { contentType });
+    const artifact: ArtifactRecord = { id, fileName, contentType, size: bytes.length, blobKey, createdAt: this.platform.clock.now().toISOString() };
+    instance.artifacts.push(artifact);
+    return artifact;
+  }
+
+  private async setDescription(runId: string, description: string): Promise<void> {
+    const run = await this.platform.flows.getRun(runId);
+    if (!run) return;
+    await this.platform.flows.updateRun({ ...run, description });
+  }
+
+  // ---- Settling ----
+
+  async settle(runId: string, result: ExecutionResult): Promise<void> {
+    const run = await this.platform.flows.getRun(runId);
+    if (!run || isFinalRunStatus(run.status)) return;
+    const version = await this.versionOf(run);
+    const instances = await this.platform.flows.listTaskInstances(run.id);
+    const known: Record<string, TaskStatus> = {};
+    for (const i of instances) known[i.taskId] = i.status;
+    const tasks = version?.definition.tasks ?? [];
+    const outcome = readOutcome({ tasks }, result, known);
+
+    const settled: RunRecord = {
+      ...run,
+      status: outcome.status,
+      finishedAt: this.platform.clock.now().toISOString(),
+      taskStatuses: outcome.tasks,
+    };
+    if (outcome.endedBy) {
+      const record = outcome.endedBy.record as { error?: { Cause?: unknown; Error?: unknown }; reason?: unknown; cause?: unknown };
+      const instance = instances.find((i) => i.taskId === outcome.endedBy!.taskId);
+      let message = instance?.error ?? '';
+      if (outcome.endedBy.status === 'timeout') message = `Task "${outcome.endedBy.taskId}" ran longer than its Timeout.`;
+      if (outcome.endedBy.status === 'aborted') {
+        const reason = (instance?.output as { reason?: unknown } | undefined)?.reason;
+        message = `Stopped by task "${outcome.endedBy.taskId}"${typeof reason === 'string' && reason ? `: ${reason}` : '.'}`;
+      }
+      if (!message) message = typeof record.error?.Cause === 'string' ? causeMessage(record.error.Cause) : `Task "${outcome.endedBy.taskId}" ${outcome.endedBy.status}.`;
+      settled.error = { taskId: outcome.endedBy.taskId, message };
+    } else if (outcome.error) {
+      settled.error = { message: outcome.error.cause ? causeMessage(outcome.error.cause) : outcome.error.error };
+    } else if (result.kind === 'aborted' && !run.error) {
+      settled.error = { message: 'The run was aborted.' };
+    }
+    if (!(await this.platform.flows.updateRun(settled))) return;
+
+    // Task instances show what happened to them (timeout, aborted while running).
+    for (const i of instances) {
+      const status = outcome.tasks[i.taskId];
+      if (status && status !== i.status) await this.platform.flows.putTaskInstance({ ...i, status, finishedAt: i.finishedAt ?? settled.finishedAt });
+    }
+    await this.endPlatformToken(settled);
+    if (version) {
+      const flow = await this.platform.flows.getFlowByUid(run.blueprintUid);
+      if (flow) for (const listener of this.settledListeners) await listener(settled, flow, version.definition).catch(() => {});
+    }
+  }
+
+  /** `?system_platformToken` works only while the run lasts. */
+  private async endPlatformToken(run: RunRecord): Promise<void> {
+    await this.platform.flows.deleteRunSecret(run.id);
+    if (run.platformTokenId) await this.platform.store.deleteToken(run.startedByUid, run.platformTokenId);
+  }
+
+  // ---- Aborting and reading ----
+
+  private async visibleRun(caller: Caller, runId: string): Promise<{ run: RunRecord; found: VisibleFlow }> {
+    const missing = () => new NotFoundError(`Run "${runId}" does not exist.`);
+    const run = await this.platform.flows.getRun(runId);
+    if (!run) throw missing();
+    const found = await this.flows.visibleFlowByUid(caller, run.blueprintUid);
+    if (!found) throw missing();
+    return { run, found };
+  }
+
+  async abort(caller: Caller | null, runId: string): Promise<RunRecord> {
+    const who = await this.flows.requireEnabled(caller);
+    const { run, found } = await this.visibleRun(who, runId);
+    this.flows.requirePermission(who, found, 'runFlows', 'abort runs');
+    if (isFinalRunStatus(run.status)) throw new ConflictError(`Run "${runId}" has already ended (${run.status}).`);
+    await this.platform.flows.updateRun({ ...run, error: { message: `Aborted by ${who.accountName}.` } });
+    if (run.executionRef) await this.platform.flowExecutor.abort(run.executionRef).catch(() => {});
+    await this.settle(run.id, { kind: 'aborted' });
+    return (await this.platform.flows.getRun(run.id)) ?? run;
+  }
+
+  async get(caller: Caller | null, runId: string): Promise<{ run: RunRecord; flow: FlowRecord; owner: AccountRecord }> {
+    const who = await this.flows.requireEnabled(caller);
+    const { run, found } = await this.visibleRun(who, runId);
+    return { run, flow: found.flow, owner: found.owner };
+  }
+
+  async taskInstances(caller: Caller | null, runId: string): Promise<TaskInstanceRecord[]> {
+    const who = await this.flows.requireEnabled(caller);
+    const { run } = await this.visibleRun(who, runId);
+    const version = await this.versionOf(run);
+    const stored = new Map((await this.platform.flows.listTaskInstances(run.id)).map((i) => [i.taskId, i]));
+    const final = isFinalRunStatus(run.status);
+    return (version?.definition.tasks ?? []).map((task) => {
+      const instance = stored.get(task.id);
+      const settledStatus = run.taskStatuses?.[task.id];
+      if (instance) return settledStatus && final ? { ...instance, status: settledStatus } : instance;
+      return {
+        id: taskInstanceId(run.id, task.id),
+        runId: run.id,
+        taskId: task.id,
+        label: task.label,
+        type: task.type,
+        status: settledStatus ?? (final ? 'neverStarted' : 'pending'),
+        log: [],
+        artifacts: [],
+      };
+    });
+  }
+
+  async artifact(caller: Caller | null, instanceId: string, artifactId: string): Promise<{ artifact: ArtifactRecord; body: Readable }> {
+    const who = await this.flows.requireEnabled(caller);
+    const ids = parseTaskInstanceId(instanceId);
+    const missing = () => new NotFoundError(`Task instance "${instanceId}" has no file "${artifactId}".`);
+    if (!ids) throw missing();
+    await this.visibleRun(who, ids.runId);
+    const instance = await this.platform.flows.getTaskInstance(ids.runId, ids.taskId);
+    const artifact = instance?.artifacts.find((a) => a.id === artifactId);
+    if (!artifact) throw missing();
+    const body = await this.platform.blobs.artifacts.get(artifact.blobKey);
+    if (!body) throw missing();
+    return { artifact, body };
+  }
+
+  async list(caller: Caller | null, filters: RunFilters): Promise<{ runs: RunRecord[]; flows: Map<string, VisibleFlow> }> {
+    const who = await this.flows.requireEnabled(caller);
+    const visible = new Map<string, VisibleFlow | null>();
+    const see = async (uid: string) => {
+      if (!visible.has(uid)) visible.set(uid, await this.flows.visibleFlowByUid(who, uid));
+      return visible.get(uid)!;
+    };
+
+    let blueprintUids: (string | null)[] = [null];
+    if (filters.blueprintId !== undefined) {
+      const byUid = await see(filters.blueprintId);
+      if (byUid) blueprintUids = [byUid.flow.uid];
+      else {
+        // A flow ID: with `account` that account's flow, otherwise every visible flow of that ID.
+        const accounts = filters.account ? [await this.platform.store.getAccountByName(filters.account)] : [];
+        blueprintUids = [];
+        if (filters.account) {
+          const owner = accounts[0];
+          const flow = owner ? await this.platform.flows.getFlow(owner.uid, filters.blueprintId) : null;
+          if (flow && (await see(flow.uid))) blueprintUids.push(flow.uid);
+        } else {
+          blueprintUids = null as never;
+        }
+      }
+    }
+    let startedByUid: string | undefined;
+    if (filters.startedBy !== undefined) {
+      startedByUid = (await this.platform.store.getAccountByName(filters.startedBy))?.uid ?? '-';
+    }
+
+    const matches = async (r: RunRecord): Promise<boolean> => {
+      if (blueprintUids === null && r.flowId.toLowerCase() !== filters.blueprintId!.toLowerCase()) return false;
+      if (filters.status && !filters.status.includes(r.status)) return false;
+      if (filters.startedFromType && r.startedFrom.type !== filters.startedFromType) return false;
+      if (startedByUid && r.startedByUid !== startedByUid) return false;
+      if (filters.scheduleId && r.startedFrom.scheduleId !== filters.scheduleId) return false;
+      if (filters.hookId && r.startedFrom.hookId !== filters.hookId) return false;
+      if (filters.assetId && r.startedFrom.assetId !== filters.assetId) return false;
+      if (filters.createdAtFrom && r.createdAt < filters.createdAtFrom) return false;
+      if (filters.createdAtTo && r.createdAt > filters.createdAtTo) return false;
+      return (await see(r.blueprintUid)) !== null;
+    };
+
+    // Stored newest first: a newest-first listing by creation time stops at the limit.
+    const earlyStop = filters.sortBy === 'createdAt' && filters.sortDirection === 'desc';
+    const found: RunRecord[] = [];
+    let scanned = 0;
+    for (const uid of blueprintUids ?? [null]) {
+      let after: string | undefined;
+      while (scanned < MAX_RUNS_SCANNED) {
+        const batch = await this.platform.flows.listRuns(uid, { after, batch: 500 });
+        scanned += batch.items.length;
+        for (const { item } of batch.items) if (await matches(item)) found.push(item);
+        const last = batch.items[batch.items.length - 1];
+        if (!batch.more || !last || (earlyStop && blueprintUids?.length === 1 && found.length >= filters.limit)) break;
+        after = last.cursor;
+      }
+    }
+    const key = (r: RunRecord) => (filters.sortBy === 'createdAt' ? r.createdAt : (r.finishedAt ?? '')) + r.id;
+    found.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    if (filters.sortDirection === 'desc') found.reverse();
+    const runs = found.slice(0, filters.limit);
+    const flows = new Map<string, VisibleFlow>();
+    for (const [uid, v] of visible) if (v) flows.set(uid, v);
+    return { runs, flows };
+  }
+
+  /** After a restart of the embedded platform: runs that were going cannot continue. */
+  async recoverInterrupted(): Promise<void> {
+    let after: string | undefined;
+    for (let i = 0; i < 1_000; i++) {
+      const batch = await this.platform.flows.listRuns(null, { after, batch: 500 });
+      for (const { item } of batch.items) {
+        if (!isFinalRunStatus(item.status)) {
+          await this.platform.flows.updateRun({ ...item, error: { message: 'The platform stopped while the run was going; start it again.' } });
+          await this.settle(item.id, { kind: 'failed', error: 'Flow.interrupted', cause: 'The platform stopped while the run was going; start it again.' });
+        }
+      }
+      const last = batch.items[batch.items.length - 1];
+      if (!batch.more || !last) break;
+      after = last.cursor;
+    }
+  }
+
+}
+
+/** The run acts as its starter: a token caller for the run's own platform token. */
+function starterCaller(account: AccountRecord, tokenId: string): Caller {
+  return {
+    uid: account.uid,
+    accountName: account.accountName,
+    isAdmin: account.isAdmin === true,
+    credential: { kind: 'token', tokenId, readOnly: false },
+  };
+}
+
+function causeMessage(cause: string): string {
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown; message?: unknown };
+    if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
+    if (typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // plain text
+  }
+  return cause;
+}
+
+/** Checks the values given at start: known variables only, one text each, within allowed options. */
+export function checkStartValues(definition: FlowDefinition, raw: Record<string, unknown>): Record<string, string> {
+  const byName = new Map(definition.variables.map((v) => [v.name, v]));
+  const values: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    const variable = byName.get(name);
+    if (!variable) {
+      const known = definition.variables.map((v) => `"${v.name}"`).join(', ');
+      if (name.startsWith('system_')) throw new ValidationError(`"${name}" is a system variable; the platform sets it and a run cannot give it.`);
+      if (definition.outputVariables.some((v) => v.name === name)) throw new ValidationError(`"${name}" is an output variable: a Set variables task sets it during the run, so it cannot be given at start.`);
+      if (definition.maskedValues.some((v) => v.name === name)) throw new ValidationError(`"${name}" is a masked value: it is set on the flow, not given at start.`);
+      throw new ValidationError(`The flow has no variable "${name}"${known ? `; its variables are ${known}` : ''}.`);
+    }
+    let text: string;
+    if (typeof value === 'string') text = value;
+    else if (typeof value === 'number' || typeof value === 'boolean') text = String(value);
+    else throw new ValidationError(`Variable "${name}": give one text value (${Array.isArray(value) ? 'a list was given' : 'not an object'}).`);
+    if (text !== '' && variable.allowedOptions.length > 0 && !variable.allowedOptions.includes(text)) {
+      throw new ValidationError(`Variable "${name}": "${text}" is not one of its allowed options ${variable.allowedOptions.map((o) => `"${o}"`).join(', ')}.`);
+    }
+    values[name] = text;
+  }
+  return values;
+}
+
+/** Parses the run listing's query parameters. */
+export function parseRunFilters(query: URLSearchParams): RunFilters {
+  const one = (name: string): string | undefined => {
+    const all = query.getAll(name);
+    if (all.length > 1) throw new ValidationError(`${name}: give it once.`);
+    return all[0] === '' ? undefined : all[0];
+  };
+  const filters: RunFilters = { sortBy: 'createdAt', sortDirection: 'desc', limit: DEFAULT_RUNS_LIMIT };
+  const blueprintId = one('blueprintId');
+  if (blueprintId) filters.blueprintId = blueprintId;
+  const account = one('account');
+  if (account) filters.account = account;
+  const status = one('status');
+  if (status) {
+    const statuses = status.split(',').map((s) => s.trim());
+    for (const s of statuses) {
+      if (!(RUN_STATUS_SEVERITY as readonly string[]).includes(s)) throw new ValidationError(`status: "${s}" is not a run status; use ${RUN_STATUS_SEVERITY.join(', ')} (several separated by commas).`);
+    }
+    filters.status = statuses as RunStatus[];
+  }
+  const type = one('startedFromType');
+  if (type) {
+    if (!(STARTED_FROM_TYPES as readonly string[]).includes(type)) throw new ValidationError(`startedFromType: use one of ${STARTED_FROM_TYPES.join(', ')}.`);
+    filters.startedFromType = type as StartedFromType;
+  }
+  for (const name of ['startedBy', 'scheduleId', 'hookId', 'assetId'] as const) {
+    const v = one(name);
+    if (v) filters[name] = v;
+  }
+  for (const name of ['createdAtFrom', 'createdAtTo'] as const) {
+    const v = one(name);
+    if (v) {
+      const t = Date.parse(v);
+      if (Number.isNaN(t)) throw new ValidationError(`${name}: give a date or date-time such as 2026-11-22 or 2026-11-22T10:00:00Z.`);
+      filters[name] = new Date(t).toISOString();
+    }
+  }
+  const sortBy = one('sortBy');
+  if (sortBy) {
+    if (sortBy !== 'createdAt' && sortBy !== 'finishedAt') throw new ValidationError('sortBy: use createdAt or finishedAt.');
+    filters.sortBy = sortBy;
+  }
+  const direction = one('sortDirection');
+  if (direction) {
+    const d = direction.toLowerCase();
+    if (d !== 'asc' && d !== 'desc') throw new ValidationError('sortDirection: use asc or desc.');
+    filters.sortDirection = d;
+  }
+  const limit = one('limit');
+  if (limit !== undefined) {
+    const n = Number(limit);
+    if (!Number.isInteger(n) || n < 1 || n > FLOW_LIMITS.runsListing) throw new ValidationError(`limit: a whole number from 1 to ${FLOW_LIMITS.runsListing}.`);
+    filters.limit = n;
+  }
+  return filters;
+}

@@ -1,0 +1,122 @@
+/**
+ * Flows as stored: blueprints, their versions, masked values, runs and task instances. Plain
+ * records; the rules live in the flow services.
+ */
+import type { FlowAccessLevel, FlowDefinition, TaskType } from './model.js';
+import type { RunStatus, TaskStatus } from './run-status.js';
+
+/** A flow blueprint: the flow's identity and its newest version number. */
+export interface FlowRecord {
+  /** Internal id, unique on the instance (runs point to it as `blueprintId`). */
+  uid: string;
+  ownerUid: string;
+  /** The flow ID of the definition and the URL; unique per owner (case-insensitive). */
+  flowId: string;
+  name: string;
+  accessLevel: FlowAccessLevel;
+  latestVersion: number;
+  createdAt: string;
+  updatedAt: string;
+  createdByUid: string;
+}
+
+/** One saved version; every save makes a new one. */
+export interface FlowVersionRecord {
+  blueprintUid: string;
+  version: number;
+  definition: FlowDefinition;
+  createdAt: string;
+  createdByUid: string;
+  /** How the executor runs this version (AWS: the state machine ARN), once prepared. */
+  executable?: string;
+  /** Set when this version was made by restoring an older one. */
+  restoredFrom?: number;
+}
+
+/** The values of a flow's masked values, kept apart from its definition. */
+export interface MaskedValuesRecord {
+  blueprintUid: string;
+  values: Record<string, string>;
+  updatedAt: string;
+}
+
+export type StartedFromType = 'manual' | 'schedule' | 'api' | 'hook-asset' | 'hook-index-job';
+export const STARTED_FROM_TYPES: readonly StartedFromType[] = ['manual', 'schedule', 'api', 'hook-asset', 'hook-index-job'];
+
+export interface StartedFrom {
+  type: StartedFromType;
+  scheduleId?: string;
+  hookId?: string;
+  assetId?: string;
+}
+
+export interface RunRecord {
+  id: string;
+  blueprintUid: string;
+  flowId: string;
+  ownerUid: string;
+  version: number;
+  status: RunStatus;
+  startedFrom: StartedFrom;
+  /** Whoever started the run (a schedule's or hook's owner for those); the run acts as them. */
+  startedByUid: string;
+  /** The preset the run was started with, if any. */
+  preset?: string;
+  /** The values the run started with, after precedence; never masked values or the token. */
+  variables: Record<string, string>;
+  /** Set by a Set description task. */
+  description?: string;
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** Why the run ended early (failed, timeout, aborted). */
+  error?: { taskId?: string; message: string };
+  /** Final statuses of every task, written when the run settles. */
+  taskStatuses?: Record<string, TaskStatus>;
+  /** The API URL the run was started through (default graph names, links in emails). */
+  apiUrl?: string;
+  /** The executor's handle of the execution (AWS: execution ARN). */
+  executionRef?: string;
+  /** The run's platform token (`?system_platformToken`), revoked when the run ends. */
+  platformTokenId?: string;
+}
+
+export interface ArtifactRecord {
+  id: string;
+  fileName: string;
+  contentType: string;
+  size: number;
+  blobKey: string;
+  createdAt: string;
+}
+
+export interface TaskInstanceRecord {
+  /** `<runId>.<taskId>`: unique, and leads back to its run. */
+  id: string;
+  runId: string;
+  taskId: string;
+  label: string;
+  type: TaskType;
+  status: TaskStatus;
+  startedAt?: string;
+  finishedAt?: string;
+  /** Log lines with masked values replaced by `****`. */
+  log: string[];
+  error?: string;
+  output?: unknown;
+  artifacts: ArtifactRecord[];
+}
+
+export const taskInstanceId = (runId: string, taskId: string): string => `${runId}.${taskId}`;
+
+export function parseTaskInstanceId(id: string): { runId: string; taskId: string } | null {
+  const dot = id.indexOf('.');
+  if (dot <= 0 || dot === id.length - 1) return null;
+  return { runId: id.slice(0, dot), taskId: id.slice(dot + 1) };
+}
+
+/** Instance switches of the flows feature, set by an administrator. */
+export interface FlowSwitches {
+  flowsEnabled: boolean;
+  sparqlUpdateTaskEnabled: boolean;
+}

@@ -1,0 +1,53 @@
+import type { FlowRecord, FlowSwitches, FlowVersionRecord, MaskedValuesRecord, RunRecord, TaskInstanceRecord } from '../domain/flows/records.js';
+import type { Batch, ListRequest } from './metadata-store.js';
+
+/**
+ * Storage of flows (DynamoDB's single table on AWS, dynalite locally). As with the metadata
+ * store, every write is one conditional single-item write.
+ */
+export interface FlowStore {
+  /** The stored switches, or null when an administrator never set them (defaults apply). */
+  getSwitches(): Promise<FlowSwitches | null>;
+  putSwitches(switches: FlowSwitches): Promise<void>;
+
+  /** ConflictError when the owner already has a flow with that flow ID (case-insensitive). */
+  createFlow(flow: FlowRecord): Promise<void>;
+  getFlow(ownerUid: string, flowId: string): Promise<FlowRecord | null>;
+  getFlowByUid(uid: string): Promise<FlowRecord | null>;
+  /** Writes the flow if its stored `latestVersion` is `expectedVersion`; ConflictError otherwise. */
+  replaceFlow(flow: FlowRecord, expectedVersion: number): Promise<void>;
+  /** Removes the flow record (versions, values and runs are removed by the caller). */
+  deleteFlow(flow: FlowRecord): Promise<void>;
+  /** Flows of one owner by flow ID. */
+  listFlows(ownerUid: string, request: ListRequest): Promise<Batch<FlowRecord>>;
+
+  /** ConflictError if the version exists. */
+  putFlowVersion(version: FlowVersionRecord): Promise<void>;
+  getFlowVersion(blueprintUid: string, version: number): Promise<FlowVersionRecord | null>;
+  /** Records how the executor runs the version. */
+  setFlowVersionExecutable(blueprintUid: string, version: number, executable: string): Promise<void>;
+  /** Newest first. */
+  listFlowVersions(blueprintUid: string): Promise<FlowVersionRecord[]>;
+  deleteFlowVersion(blueprintUid: string, version: number): Promise<void>;
+
+  getMaskedValues(blueprintUid: string): Promise<MaskedValuesRecord | null>;
+  putMaskedValues(record: MaskedValuesRecord): Promise<void>;
+  deleteMaskedValues(blueprintUid: string): Promise<void>;
+
+  createRun(run: RunRecord): Promise<void>;
+  getRun(runId: string): Promise<RunRecord | null>;
+  /** Writes the run unless its stored status is final; returns false (and writes nothing) then. */
+  updateRun(run: RunRecord): Promise<boolean>;
+  /** Runs of one flow, or of the whole instance, newest first. */
+  listRuns(blueprintUid: string | null, request: ListRequest): Promise<Batch<RunRecord>>;
+  deleteRun(runId: string): Promise<void>;
+
+  putTaskInstance(instance: TaskInstanceRecord): Promise<void>;
+  getTaskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord | null>;
+  listTaskInstances(runId: string): Promise<TaskInstanceRecord[]>;
+
+  /** The run's platform token, held only while the run lasts. */
+  putRunSecret(runId: string, token: string): Promise<void>;
+  getRunSecret(runId: string): Promise<string | null>;
+  deleteRunSecret(runId: string): Promise<void>;
+}
