@@ -259,7 +259,9 @@ export class FlowRunService implements FlowRuntimeHooks {
         addArtifact: (fileName, contentType, body) => this.addArtifact(instance, fileName, contentType, body),
         setDescription: (description) => this.setDescription(run.id, description),
       };
-      const output = await runTaskOfType(invocation.type, context, this.taskServices, await this.flows.getSwitches());
+      // Outputs travel in the execution history and are shown to readers: never with a secret.
+      const raw = await runTaskOfType(invocation.type, context, this.taskServices, await this.flows.getSwitches());
+      const output = raw === undefined ? {} : secrets.length > 0 ? JSON.parse(mask(JSON.stringify(raw))) : raw;
       instance.status = 'finished';
       instance.finishedAt = this.platform.clock.now().toISOString();
       instance.output = output;

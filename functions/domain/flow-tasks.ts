@@ -126,6 +126,27 @@ const RUNNERS: Partial<Record<TaskType, TaskRunner>> = {
     return { artifact: artifact.id, fileName };
   },
 
+  async httpRequest(ctx) {
+    const method = String(ctx.settings.method ?? 'GET');
+    const url = text(ctx, ctx.settings.url);
+    if (!/^https?:\/\//i.test(url)) throw new TaskFailure(`The URL "${url}" is not an http(s) URL; check the variables it uses.`);
+    const headers = Object.fromEntries(Object.entries((ctx.settings.headers ?? {}) as Record<string, string>).map(([k, v]) => [k, text(ctx, v)]));
+    const body = ctx.settings.body === undefined || method === 'GET' || method === 'HEAD' ? undefined : text(ctx, ctx.settings.body);
+    const timeoutMs = Math.min((ctx.timeoutSeconds ?? HTTP_DEFAULT_TIMEOUT_SECONDS) * 1000, HTTP_DEFAULT_TIMEOUT_SECONDS * 1000);
+    ctx.log(`${method} ${url}`);
+    let response: Response;
+    try {
+      response = await fetch(url, { method, headers, body, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+    } catch (e) {
+      const cause = (e as Error & { cause?: Error }).cause?.message ?? (e as Error).message;
+      throw new TaskFailure(`${method} ${url} failed: ${cause}`);
+    }
+    const responseText = await boundedText(response, HTTP_MAX_BODY_CHARS);
+    ctx.log(`Answered ${response.status} ${response.statusText} (${responseText.length} characters kept).`);
+    if (response.status >= 400) throw new TaskFailure(`${method} ${url} answered ${response.status} ${response.statusText}.`);
+    return { status: response.status, body: responseText };
+  },
+
   async sparqlUpdate(ctx, services) {
     const update = await queryText(ctx, services, 'update');
     const { account, dataset } = datasetOf(ctx, ctx.settings.dataset, 'dataset', update.dataset);
@@ -147,6 +168,28 @@ export async function runTaskOfType(type: TaskType, ctx: TaskContext, services: 
 }
 
 // ---- Helpers ----
+
+/** An HTTP request task waits at most this long unless its Timeout is shorter. */
+const HTTP_DEFAULT_TIMEOUT_SECONDS = 300;
+/** The response body kept in the task's output (it travels in the run document). */
+const HTTP_MAX_BODY_CHARS = 10_000;
+
+async function boundedText(response: Response, maxChars: number): Promise<string> {
+  if (!response.body) return '';
+  const decoder = new TextDecoder();
+  let out = '';
+  const reader = response.body.getReader();
+  try {
+    while (out.length < maxChars) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return out.slice(0, maxChars);
+}
 
 function datasetOf(ctx: TaskContext, value: unknown, path: string, fallback?: { account: string; dataset: string }): { account: string; dataset: string } {
   if ((value === undefined || value === null) && fallback) return fallback;
