@@ -19,7 +19,7 @@ export interface StatelessStackProps extends StackProps {
   uploadsBucket: IBucket;
   artifactsBucket: IBucket;
   /**
-   * Start of the flows' state machine names (letters, digits, `-`, `_`; at most 32 characters).
+   * Start of the flows' state machine names (letters, digits, `-`, `_`; at most 40 characters).
    * Default: from the stack name. IAM and the execution-status rule are scoped to `<prefix>-*`.
    */
   flowStateMachinePrefix?: string;
@@ -38,7 +38,7 @@ const WORKER_ASYNC_INVOKE = { retryAttempts: 1, maxEventAge: Duration.hours(1) }
 export const FINAL_EXECUTION_STATUSES = ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 
 /** State machine names hold at most 80 characters; the prefix leaves room for uid and version. */
-export const FLOW_PREFIX_MAX = 32;
+export const FLOW_PREFIX_MAX = 40;
 
 /** `<stack name>-flow`, shortened (with a hash, to stay unique) to FLOW_PREFIX_MAX characters. */
 export function defaultFlowPrefix(stackName: string): string {

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 export interface RunningPlatform {
   url: string;
   adminToken: string;
+  adminPassword: string;
   pid: number;
   stop(): Promise<void>;
 }
@@ -51,6 +52,7 @@ export async function startPlatformProcess(): Promise<RunningPlatform> {
   return {
     url,
     adminToken,
+    adminPassword: 'bench-admin-password',
     pid: child.pid!,
     async stop() {
       child.kill('SIGTERM');

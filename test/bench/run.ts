@@ -3,17 +3,21 @@
  * measures request latency from this process over loopback, then import/export throughput of a
  * generated dataset (import-export.ts; `BENCH_STATEMENTS`, default 1,000,000), then SPARQL through a
  * service next to in-process oxigraph (sparql.ts) and saved-query runs next to the same page sent
- * straight to the service (saved-queries.ts), on the same platform process. Prints figures;
- * asserts nothing.
+ * straight to the service (saved-queries.ts), then flow runs next to the bare executor (flows.ts),
+ * on the same platform process. Prints figures; asserts nothing. `BENCH_ONLY=flows,sparql` runs only
+ * the named parts (requests, import-export, sparql, flows).
  */
 import { startPlatformProcess } from './embedded-server.js';
 import { benchImportExport } from './import-export.js';
 import { formatLoad, load, rssMiB } from './load.js';
 import { benchSavedQueries } from './saved-queries.js';
 import { benchSparql } from './sparql.js';
+import { benchFlows } from './flows.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
 const CONCURRENCY = 16;
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
+const part = (name: string) => !ONLY || ONLY.has(name);
 
 const platform = await startPlatformProcess();
 try {
@@ -27,6 +31,7 @@ try {
   await post('/datasets/bench', { name: 'public-data', accessLevel: 'public' });
   await post('/datasets/bench', { name: 'private-data', accessLevel: 'private' });
 
+  if (part('requests')) {
   console.log(`# GET /datasets/{account}/{dataset} on the embedded platform (${platform.url})`);
   // Warm-up: JIT, connection pool, LevelDB caches.
   await load(`${platform.url}/datasets/bench/public-data`, { requests: 500, concurrency: CONCURRENCY });
@@ -40,17 +45,27 @@ try {
   console.log(formatLoad('private dataset, API token', withToken));
   const rss = await rssMiB(platform.pid);
   if (rss !== undefined) console.log(`platform resident memory after the runs: ${rss.toFixed(0)} MiB`);
+  }
 
-  console.log('');
-  await benchImportExport(platform);
-
-  console.log('');
-  const sparql = await benchSparql(platform);
-  try {
+  if (part('import-export')) {
     console.log('');
-    await benchSavedQueries(sparql);
-  } finally {
-    await sparql.close();
+    await benchImportExport(platform);
+  }
+
+  if (part('sparql')) {
+    console.log('');
+    const sparql = await benchSparql(platform);
+    try {
+      console.log('');
+      await benchSavedQueries(sparql);
+    } finally {
+      await sparql.close();
+    }
+  }
+
+  if (part('flows')) {
+    console.log('');
+    await benchFlows(platform);
   }
 } finally {
   await platform.stop();

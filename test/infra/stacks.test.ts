@@ -495,6 +495,8 @@ describe('stateless stack: flows', () => {
     expect(stateless.flowStateMachinePrefix).toBe(defaultFlowPrefix('LinkedDataPlatform-Stateless'));
     expect(stateless.flowStateMachinePrefix).toBe('LinkedDataPlatform-Stateless-flow');
     const long = defaultFlowPrefix('A-very-long-stack-name-for-a-test-deployment-of-the-platform');
+    // Room for `-<24-character uid>-v<version>` within Step Functions' 80 characters.
+    expect(FLOW_PREFIX_MAX + 1 + 24 + 2 + 6).toBeLessThanOrEqual(80);
     expect(long.length).toBeLessThanOrEqual(FLOW_PREFIX_MAX);
     expect(long).toMatch(/^A-very-long-[A-Za-z0-9_-]*-[0-9a-f]{8}-flow$/);
     expect(defaultFlowPrefix('A-very-long-stack-name-for-a-test-deployment-of-the-platform-2')).not.toBe(long);

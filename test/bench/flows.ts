@@ -1,0 +1,128 @@
+/**
+ * Flows bench: a five-task linear flow of Set variables tasks, timed from the start request to
+ * `finished` through HTTP (median, p99), next to the same compiled ASL run in this process by
+ * aws-local-stepfunctions with empty handlers; then 100 runs started at once.
+ */
+import '../../functions/adapters/local/promise-with-resolvers.js';
+import { StateMachine } from 'aws-local-stepfunctions';
+import type { FlowDefinition } from '../../functions/domain/flows/model.js';
+import { parseFlow } from '../../functions/domain/flows/validate.js';
+import { applySubstitutions, compileFlow, TASK_WORKER_SUBSTITUTION } from '../../statemachines/compile.js';
+import { forLocalRun, localTaskHandlers } from '../../statemachines/local.js';
+import { ms, secs, sleep, stats } from './bench-http.js';
+import type { RunningPlatform } from './embedded-server.js';
+
+const RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 100);
+const CONCURRENT = Number(process.env.BENCH_FLOW_CONCURRENT ?? 100);
+const TASKS = 5;
+const FINAL = new Set(['finished', 'failed', 'timeout', 'aborted']);
+
+function linearFlow(): Record<string, unknown> {
+  const tasks = Array.from({ length: TASKS }, (_, i) => ({
+    id: `t${i + 1}`,
+    label: `Step ${i + 1}`,
+    type: 'setVariables',
+    settings: { values: { [`out${i + 1}`]: `step ${i + 1} for ?system_triggererAccountName` } },
+  }));
+  return {
+    id: 'bench-linear',
+    name: 'Bench: five Set variables tasks',
+    accessLevel: 'Private',
+    tasks,
+    connections: tasks.slice(1).map((t, i) => ({ from: tasks[i]!.id, to: t.id })),
+    outputVariables: tasks.map((_, i) => ({ name: `out${i + 1}` })),
+  };
+}
+
+/** The same ASL, run here with handlers that do nothing: what the executor alone costs. */
+async function bareRuns(flow: FlowDefinition, runs: number): Promise<number[]> {
+  const definition = forLocalRun(applySubstitutions(compileFlow(flow), { [TASK_WORKER_SUBSTITUTION]: 'arn:aws:lambda:local:000000000000:function:bench' }));
+  const machine = new StateMachine(definition as never, { validationOptions: { noValidate: true } });
+  const handlers = localTaskHandlers(definition, () => ({}));
+  const samples: number[] = [];
+  for (let i = 0; i < runs + 10; i++) {
+    const start = performance.now();
+    await machine.run({ run: { id: `bare-${i}` }, variables: {} } as never, { overrides: { taskResourceLocalHandlers: handlers as never } }).result;
+    if (i >= 10) samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+export async function benchFlows(platform: RunningPlatform): Promise<void> {
+  const admin = { authorization: `Bearer ${platform.adminToken}` };
+  const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    const res = await fetch(`${platform.url}${path}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  await call('PATCH', '/admin/flows', admin, { flowsEnabled: true });
+  const login = await fetch(`${platform.url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ accountName: 'admin', password: platform.adminPassword }),
+  });
+  if (!login.ok) throw new Error(`login: ${login.status} ${await login.text()}`);
+  const { csrfToken } = (await login.json()) as { csrfToken: string };
+  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const definition = linearFlow();
+  await call('POST', '/flows/blueprints/admin', { cookie, 'x-csrf-token': csrfToken }, definition);
+
+  const untilEnded = async (runId: string, deadlineMs: number) => {
+    for (let i = 0; i < 100_000 && performance.now() < deadlineMs; i++) {
+      const run = await call('GET', `/flows/runs/${runId}`, admin);
+      if (FINAL.has(run.status)) return run;
+      await sleep(1);
+    }
+    throw new Error(`run ${runId} did not end in time`);
+  };
+
+  console.log(`# Flows: a linear flow of ${TASKS} Set variables tasks, start request → finished`);
+  const client: number[] = [];
+  const server: number[] = [];
+  for (let i = 0; i < RUNS + 10; i++) {
+    const start = performance.now();
+    const run = await call('POST', '/flows/blueprints/admin/bench-linear/run', admin);
+    const ended = await untilEnded(run.id, performance.now() + 30_000);
+    if (ended.status !== 'finished') throw new Error(`run ${run.id} ended ${ended.status}: ${JSON.stringify(ended.error)}`);
+    if (i >= 10) {
+      client.push(performance.now() - start);
+      server.push(Date.parse(ended.finishedAt) - Date.parse(ended.createdAt));
+    }
+  }
+  const bare = stats(await bareRuns(parseFlow(definition), RUNS));
+  const ours = stats(client);
+  const serverSide = stats(server);
+  const added = (ours.median - bare.median) / TASKS;
+  console.log(`platform, through HTTP (polling every ms): median ${ms(ours.median)}, p99 ${ms(ours.p99)} over ${ours.runs} runs`);
+  console.log(`platform, server timestamps createdAt → finishedAt: median ${ms(serverSide.median)}, p99 ${ms(serverSide.p99)}`);
+  console.log(`bare aws-local-stepfunctions, empty handlers: median ${ms(bare.median)}, p99 ${ms(bare.p99)}`);
+  console.log(
+    `added per task: ${ms(added)} (aim < 20 ms: ${added < 20 ? 'met' : 'missed'}); ratio to bare ${(ours.median / bare.median).toFixed(1)}× ` +
+      `(aim < 2×: ${ours.median < 2 * bare.median ? 'met' : 'missed'}; the bare run does no I/O at all, so the per-task figure is the meaningful one)`,
+  );
+
+  const start = performance.now();
+  const started = await Promise.all(Array.from({ length: CONCURRENT }, () => call('POST', '/flows/blueprints/admin/bench-linear/run', admin)));
+  const startedMs = performance.now() - start;
+  const deadline = start + 60_000;
+  const ended = await Promise.all(
+    started.map(async (r: { id: string }) => {
+      for (let i = 0; i < 10_000 && performance.now() < deadline; i++) {
+        const run = await call('GET', `/flows/runs/${r.id}`, admin);
+        if (FINAL.has(run.status)) return run;
+        await sleep(20);
+      }
+      return { status: 'still running' };
+    }),
+  );
+  const total = performance.now() - start;
+  const finished = ended.filter((r: { status: string }) => r.status === 'finished').length;
+  console.log(
+    `${CONCURRENT} concurrent runs: all started in ${secs(startedMs / 1000)}, ${finished}/${CONCURRENT} finished within ${secs(total / 1000)} (aim: all within 10 s: ${finished === CONCURRENT && total < 10_000 ? 'met' : 'missed'})`,
+  );
+}
