@@ -150,50 +150,57 @@ export class FlowRunService implements FlowRuntimeHooks {
     }
     Object.assign(values, system, { system_triggererAccountName: starter.accountName });
 
+    const starterAccount = await this.platform.store.getAccount(starter.uid);
+    if (!starterAccount) throw new NotFoundError('The starting account no longer exists.');
+    const runId = this.platform.ids.newId();
+    const asl = this.definitionOf(version);
+    let executable = version.executable;
+    const [{ record, token }] = await Promise.all([
+      this.auth.issueToken(starterAccount, { description: `Flow run ${runId} (valid while the run lasts)`, readOnly: false }, apiUrl),
+      (async () => {
+        if (executable) return;
+        executable = await this.platform.flowExecutor.prepare({ blueprintUid: version.blueprintUid, version: version.version, definition: asl });
+        await this.platform.flows.setFlowVersionExecutable(version.blueprintUid, version.version, executable);
+        const cached = this.versionCache.get(`${version.blueprintUid}#${version.version}`);
+        if (cached) cached.executable = executable;
+      })(),
+    ]);
     const now = this.platform.clock.now().toISOString();
+    // The run is written as running just before its execution starts; a failed start settles it.
     const run: RunRecord = {
-      id: this.platform.ids.newId(),
+      id: runId,
       blueprintUid: found.flow.uid,
       flowId: found.flow.flowId,
       ownerUid: found.flow.ownerUid,
       version: version.version,
-      status: 'pending',
+      status: 'running',
       startedFrom,
       startedByUid: starter.uid,
       ...(preset !== undefined ? { preset } : {}),
       variables: values,
       createdAt: now,
+      startedAt: now,
       apiUrl,
+      executionRef: runId,
+      platformTokenId: record.tokenId,
     };
-    await this.platform.flows.createRun(run);
-
-    const starterAccount = await this.platform.store.getAccount(starter.uid);
-    if (!starterAccount) throw new NotFoundError('The starting account no longer exists.');
-    const { record, token } = await this.auth.issueToken(starterAccount, { description: `Flow run ${run.id} (valid while the run lasts)`, readOnly: false }, apiUrl);
-    await this.platform.flows.putRunSecret(run.id, token);
-    run.platformTokenId = record.tokenId;
-
+    await Promise.all([this.platform.flows.createRun(run), this.platform.flows.putRunSecret(run.id, token)]);
     try {
-      const asl = this.definitionOf(version);
-      let executable = version.executable;
-      if (!executable) {
-        executable = await this.platform.flowExecutor.prepare({ blueprintUid: version.blueprintUid, version: version.version, definition: asl });
-        await this.platform.flows.setFlowVersionExecutable(version.blueprintUid, version.version, executable);
-      }
-      run.status = 'running';
-      run.startedAt = this.platform.clock.now().toISOString();
-      run.executionRef = run.id;
-      await this.platform.flows.updateRun(run);
       const input: ExecutionInput = {
-        run: { id: run.id, blueprintId: run.blueprintUid, flowId: run.flowId, version: run.version },
+        run: { id: run.id, blueprintId: run.blueprintUid, flowId: run.flowId, version: run.version, startedBy: run.startedByUid },
         variables: values,
       };
-      run.executionRef = await this.platform.flowExecutor.start(executable, asl, run.id, input);
+      const ref = await this.platform.flowExecutor.start(executable!, asl, run.id, input);
+      if (ref !== run.executionRef) {
+        run.executionRef = ref;
+        const current = await this.platform.flows.getRun(run.id);
+        if (current) await this.platform.flows.updateRun({ ...current, executionRef: ref });
+      }
     } catch (e) {
       await this.settle(run.id, { kind: 'failed', error: 'Flow.start', cause: (e as Error).message });
       throw e;
     }
-    return (await this.platform.flows.getRun(run.id)) ?? run;
+    return run;
   }
 
   private definitionOf(version: FlowVersionRecord): AslDefinition {
@@ -210,8 +217,17 @@ export class FlowRunService implements FlowRuntimeHooks {
   // ---- The task worker (every Task state) ----
 
   async runTask(invocation: TaskInvocation): Promise<unknown> {
-    const runId = String((invocation.state.run as { id?: unknown })?.id ?? '');
-    const run = await this.platform.flows.getRun(runId);
+    const doc = (invocation.state.run ?? {}) as Partial<ExecutionInput['run']>;
+    const runId = String(doc.id ?? '');
+    // Everything the task needs is read at once; the execution input names the flow version and
+    // the starter, so no read waits for another.
+    const [run, masked, version, token, starter] = await Promise.all([
+      this.platform.flows.getRun(runId),
+      doc.blueprintId ? this.platform.flows.getMaskedValues(doc.blueprintId) : null,
+      doc.blueprintId && doc.version ? this.versionOf({ blueprintUid: doc.blueprintId, version: doc.version }) : null,
+      this.runSecret(runId),
+      doc.startedBy ? this.platform.store.getAccount(doc.startedBy) : null,
+    ]);
     if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
     if (isFinalRunStatus(run.status)) throw new TaskFailure(`Run ${runId} has already ended (${run.status}).`);
 
@@ -226,14 +242,13 @@ export class FlowRunService implements FlowRuntimeHooks {
       log: [],
       artifacts: [],
     };
-    await this.platform.flows.putTaskInstance(instance);
-
-    const [masked, , token, starter] = await Promise.all([
-      this.platform.flows.getMaskedValues(run.blueprintUid),
-      this.versionOf(run),
-      this.platform.flows.getRunSecret(run.id),
-      this.platform.store.getAccount(run.startedByUid),
-    ]);
+    // Readers see the task running while it works; the final write waits for this one.
+    const runningWritten = this.platform.flows.putTaskInstance({ ...instance, log: [], artifacts: [] });
+    runningWritten.catch(() => {});
+    const finalWrite = async (record: TaskInstanceRecord) => {
+      await runningWritten.catch(() => {});
+      await this.platform.flows.putTaskInstance(record);
+    };
     const secrets = [...Object.values(masked?.values ?? {}), ...(token ? [token] : [])].filter((s) => s.length > 0);
     const mask = (text: string) => secrets.reduce((t, s) => t.split(s).join(MASK), text);
 
@@ -244,7 +259,7 @@ export class FlowRunService implements FlowRuntimeHooks {
         ...(masked?.values ?? {}),
         ...(token ? { system_platformToken: token } : {}),
       };
-      this.checkMaskedValues(run, invocation, masked?.values ?? {});
+      this.checkMaskedValues(version, invocation, masked?.values ?? {});
       const context: TaskContext = {
         run,
         taskId: invocation.taskId,
@@ -265,7 +280,7 @@ export class FlowRunService implements FlowRuntimeHooks {
       instance.status = 'finished';
       instance.finishedAt = this.platform.clock.now().toISOString();
       instance.output = output;
-      await this.platform.flows.putTaskInstance(instance);
+      await finalWrite(instance);
       return output;
     } catch (e) {
       const message = mask((e as Error).message || String(e));
@@ -273,14 +288,14 @@ export class FlowRunService implements FlowRuntimeHooks {
       instance.error = message;
       instance.log.push(mask(`Error: ${message}`));
       instance.finishedAt = this.platform.clock.now().toISOString();
-      await this.platform.flows.putTaskInstance(instance);
+      await finalWrite(instance);
       // The message travels in the execution history: masked, never the raw error.
       throw new TaskFailure(message);
     }
   }
 
   /** The spec: a run fails when it uses a masked value with no value set. */
-  private checkMaskedValues(run: RunRecord, invocation: TaskInvocation, stored: Record<string, string>): void {
+  private checkMaskedValues(version: FlowVersionRecord | null, invocation: TaskInvocation, stored: Record<string, string>): void {
     const definition = invocation.settings;
     const declared = new Set(Object.keys(stored));
     const used = new Set<string>();
@@ -290,16 +305,29 @@ export class FlowRunService implements FlowRuntimeHooks {
       else if (v && typeof v === 'object') Object.values(v).forEach(walk);
     };
     walk(definition);
-    const maskedNames = new Set((this.versionCache.get(`${run.blueprintUid}#${run.version}`)?.definition.maskedValues ?? []).map((m) => m.name));
+    const maskedNames = new Set((version?.definition.maskedValues ?? []).map((m) => m.name));
     const unset = [...used].filter((n) => maskedNames.has(n) && !declared.has(n));
     if (unset.length > 0) {
       throw new TaskFailure(`The masked value${unset.length > 1 ? 's' : ''} ${unset.map((n) => `?${n}`).join(', ')} ha${unset.length > 1 ? 've' : 's'} no value set; someone with Manage flow masked variables must set ${unset.length > 1 ? 'them' : 'it'} before the flow runs.`);
     }
   }
 
+  /** A run's platform token, read once per run by this process (it never changes during the run). */
+  private readonly secrets = new Map<string, Promise<string | null>>();
+  private runSecret(runId: string): Promise<string | null> {
+    let secret = this.secrets.get(runId);
+    if (!secret) {
+      secret = this.platform.flows.getRunSecret(runId);
+      if (this.secrets.size >= 1_000) this.secrets.clear();
+      this.secrets.set(runId, secret);
+      secret.catch(() => this.secrets.delete(runId));
+    }
+    return secret;
+  }
+
   /** Versions never change once saved, so every function may keep the ones it read. */
   private readonly versionCache = new Map<string, FlowVersionRecord>();
-  private async versionOf(run: RunRecord): Promise<FlowVersionRecord | null> {
+  private async versionOf(run: Pick<RunRecord, 'blueprintUid' | 'version'>): Promise<FlowVersionRecord | null> {
     const key = `${run.blueprintUid}#${run.version}`;
     const cached = this.versionCache.get(key);
     if (cached) return cached;
@@ -330,14 +358,14 @@ export class FlowRunService implements FlowRuntimeHooks {
   // ---- Settling ----
 
   async settle(runId: string, result: ExecutionResult): Promise<void> {
-    const run = await this.platform.flows.getRun(runId);
+    const [run, instances] = await Promise.all([this.platform.flows.getRun(runId), this.platform.flows.listTaskInstances(runId)]);
     if (!run || isFinalRunStatus(run.status)) return;
     const version = await this.versionOf(run);
-    const instances = await this.platform.flows.listTaskInstances(run.id);
     const known: Record<string, TaskStatus> = {};
     for (const i of instances) known[i.taskId] = i.status;
     const tasks = version?.definition.tasks ?? [];
     const outcome = readOutcome({ tasks }, result, known);
+    if (version) markUnchosenSkipped(version.definition, outcome.tasks, instances);
 
     const settled: RunRecord = {
       ...run,
@@ -364,12 +392,11 @@ export class FlowRunService implements FlowRuntimeHooks {
     if (!(await this.platform.flows.updateRun(settled))) return;
 
     // Task instances show what happened to them (timeout, aborted while running).
-    for (const i of instances) {
-      const status = outcome.tasks[i.taskId];
-      if (status && status !== i.status) await this.platform.flows.putTaskInstance({ ...i, status, finishedAt: i.finishedAt ?? settled.finishedAt });
-    }
-    await this.endPlatformToken(settled);
-    if (version) {
+    const corrections = instances
+      .filter((i) => outcome.tasks[i.taskId] && outcome.tasks[i.taskId] !== i.status)
+      .map((i) => this.platform.flows.putTaskInstance({ ...i, status: outcome.tasks[i.taskId]!, finishedAt: i.finishedAt ?? settled.finishedAt }));
+    await Promise.all([...corrections, this.endPlatformToken(settled)]);
+    if (version && this.settledListeners.length > 0) {
       const flow = await this.platform.flows.getFlowByUid(run.blueprintUid);
       if (flow) for (const listener of this.settledListeners) await listener(settled, flow, version.definition).catch(() => {});
     }
@@ -377,8 +404,11 @@ export class FlowRunService implements FlowRuntimeHooks {
 
   /** `?system_platformToken` works only while the run lasts. */
   private async endPlatformToken(run: RunRecord): Promise<void> {
-    await this.platform.flows.deleteRunSecret(run.id);
-    if (run.platformTokenId) await this.platform.store.deleteToken(run.startedByUid, run.platformTokenId);
+    this.secrets.delete(run.id);
+    await Promise.all([
+      this.platform.flows.deleteRunSecret(run.id),
+      run.platformTokenId ? this.platform.store.deleteToken(run.startedByUid, run.platformTokenId) : undefined,
+    ]);
   }
 
   // ---- Aborting and reading ----
@@ -540,6 +570,33 @@ function starterCaller(account: AccountRecord, tokenId: string): Caller {
     isAdmin: account.isAdmin === true,
     credential: { kind: 'token', tokenId, readOnly: false },
   };
+}
+
+/**
+ * A run that ended early (a Stop run task, a failure) loses the records of the branches it
+ * cancelled, so a task a decision did not choose would read as never started. The spec shows it
+ * as skipped: so is every task the run did not reach whose every connection in is dead (from a
+ * skipped task, or from a decision that chose another branch).
+ */
+function markUnchosenSkipped(definition: FlowDefinition, statuses: Record<string, TaskStatus>, instances: TaskInstanceRecord[]): void {
+  const chosen = new Map<string, string>();
+  for (const i of instances) {
+    if (i.type === 'decision' && statuses[i.taskId] === 'finished') chosen.set(i.taskId, String((i.output as { branch?: unknown } | undefined)?.branch ?? ''));
+  }
+  if (chosen.size === 0) return;
+  const incoming = new Map<string, string[]>();
+  for (const c of definition.connections) incoming.set(c.to, [...(incoming.get(c.to) ?? []), c.from]);
+  const dead = (from: string, to: string) => statuses[from] === 'skipped' || (chosen.has(from) && chosen.get(from) !== to);
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const task of definition.tasks) {
+      const from = incoming.get(task.id) ?? [];
+      if (statuses[task.id] === 'neverStarted' && from.length > 0 && from.every((f) => dead(f, task.id))) {
+        statuses[task.id] = 'skipped';
+        changed = true;
+      }
+    }
+  }
 }
 
 function causeMessage(cause: string): string {

@@ -4,7 +4,7 @@ import type { ExecutionResult } from '../../statemachines/outcome.js';
 
 /** What a run's execution starts with: see `statemachines/README.md`, "Execution input". */
 export interface ExecutionInput {
-  run: { id: string; blueprintId: string; flowId: string; version: number };
+  run: { id: string; blueprintId: string; flowId: string; version: number; startedBy: string };
   variables: Record<string, string>;
 }
 

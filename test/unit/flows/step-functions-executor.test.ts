@@ -45,7 +45,7 @@ const meta = { $metadata: {} };
 
 const flow = JSON.parse(readFileSync(new URL('../../fixtures/flows/linear.json', import.meta.url), 'utf8')) as FlowDefinition;
 const definition: AslDefinition = compileFlow(flow);
-const input: ExecutionInput = { run: { id: RUN_ID, blueprintId: UID, flowId: flow.id, version: 3 }, variables: { a: 'b' } };
+const input: ExecutionInput = { run: { id: RUN_ID, blueprintId: UID, flowId: flow.id, version: 3, startedBy: 'u1' }, variables: { a: 'b' } };
 
 /** A fake SFNClient: `send` records each command and answers with `respond`. */
 function fakeClient(respond: (command: object) => unknown) {
