@@ -22,6 +22,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformS
   return {
     publicApiUrl,
     consoleUrl: env[ENV.consoleUrl]?.replace(/\/+$/, '') || undefined,
+    mailFrom: env[ENV.mailFrom] || 'platform@localhost',
     version: PLATFORM_VERSION,
     enabledServices,
     featureToggles: { flows: env[ENV.flowsEnabled] === 'true', queryJobsApi: false },

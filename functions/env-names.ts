@@ -11,6 +11,8 @@ export const ENV = {
   consoleUrl: 'CONSOLE_URL',
   enabledServices: 'ENABLED_SERVICES',
   flowsEnabled: 'FLOWS_ENABLED',
+  /** Sender address of the platform's email (a verified SES identity on AWS). */
+  mailFrom: 'MAIL_FROM',
   importWorkerFunctionName: 'IMPORT_WORKER_FUNCTION_NAME',
   /** The role the flows' state machines run as (passed to CreateStateMachine). */
   flowStateMachineRoleArn: 'FLOW_STATE_MACHINE_ROLE_ARN',

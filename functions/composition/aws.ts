@@ -1,6 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { SesMailer } from '../adapters/aws/ses-mailer.js';
 import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
@@ -103,6 +105,7 @@ export function awsServices(): Promise<Services> {
       store: new DynamoDbMetadataStore(db, table),
       flows: new DynamoDbFlowStore(db, table),
       flowExecutor: flowExecutor(),
+      mailer: new SesMailer(new SESv2Client({}), settings.mailFrom),
       blobs: bucketStores(() => (s3 ??= new S3Client({}))),
       tasks: taskQueue(),
       uploads: uploadsNotAvailable,

@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
 import { DynamoDbFlowStore } from '../adapters/aws/dynamodb-flow-store.js';
 import { LocalFlowExecutor } from '../adapters/local/local-flow-executor.js';
+import { OutboxMailer } from '../adapters/local/outbox-mailer.js';
 import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js';
 import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
 import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
@@ -170,6 +171,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const services = createServices({
       flows: new DynamoDbFlowStore(documentClient(client), LOCAL_TABLE_NAME),
       flowExecutor,
+      mailer: new OutboxMailer(join(options.dataDir, 'outbox'), settings.mailFrom),
       // This process is the only writer of its LevelDB, so an exact in-memory read cache is safe.
       store: cachedMetadataStore(new DynamoDbMetadataStore(documentClient(client), LOCAL_TABLE_NAME)),
       blobs: {

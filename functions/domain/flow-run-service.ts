@@ -305,6 +305,12 @@ export class FlowRunService implements FlowRuntimeHooks {
       else if (v && typeof v === 'object') Object.values(v).forEach(walk);
     };
     walk(definition);
+    // A decision condition names its variable without `?`.
+    if (invocation.type === 'decision') {
+      for (const branch of (definition.branches ?? []) as { conditions?: { variable?: unknown }[] }[]) {
+        for (const c of branch.conditions ?? []) if (typeof c.variable === 'string') used.add(c.variable);
+      }
+    }
     const maskedNames = new Set((version?.definition.maskedValues ?? []).map((m) => m.name));
     const unset = [...used].filter((n) => maskedNames.has(n) && !declared.has(n));
     if (unset.length > 0) {
@@ -366,11 +372,21 @@ export class FlowRunService implements FlowRuntimeHooks {
     const tasks = version?.definition.tasks ?? [];
     const outcome = readOutcome({ tasks }, result, known);
     if (version) markUnchosenSkipped(version.definition, outcome.tasks, instances);
+    const finishedAt = this.platform.clock.now().toISOString();
+    // A Wait task's worker returns before the wait itself: one the run's end cut short was aborted.
+    if (result.kind !== 'succeeded') {
+      for (const i of instances) {
+        const seconds = (i.output as { seconds?: unknown } | undefined)?.seconds;
+        if (i.type === 'wait' && outcome.tasks[i.taskId] === 'finished' && typeof seconds === 'number' && i.finishedAt && Date.parse(i.finishedAt) + seconds * 1000 > Date.parse(finishedAt)) {
+          outcome.tasks[i.taskId] = 'aborted';
+        }
+      }
+    }
 
     const settled: RunRecord = {
       ...run,
       status: outcome.status,
-      finishedAt: this.platform.clock.now().toISOString(),
+      finishedAt,
       taskStatuses: outcome.tasks,
     };
     if (outcome.endedBy) {

@@ -1,6 +1,7 @@
 import type { BlobStore } from '../ports/blob-store.js';
 import type { FlowExecutor } from '../ports/flow-executor.js';
 import type { FlowStore } from '../ports/flow-store.js';
+import type { Mailer } from '../ports/mailer.js';
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Clock, Ids, PasswordHasher, ResumableUploads, SparqlEngine, TaskQueue, TokenCodec, UrlFetcher } from '../ports/platform.js';
 
@@ -9,6 +10,8 @@ export interface PlatformSettings {
   /** Fixed public API URL; when absent the URL the request came in on is used. */
   publicApiUrl?: string;
   consoleUrl?: string;
+  /** Sender address of the platform's email. */
+  mailFrom: string;
   version: string;
   enabledServices: string[];
   featureToggles: Record<string, boolean>;
@@ -39,6 +42,8 @@ export interface Platform {
   /** Runs compiled flows: Step Functions on AWS, aws-local-stepfunctions embedded. */
   flowExecutor: FlowExecutor;
   blobs: Blobs;
+  /** Outgoing email (failure emails, Send email tasks). */
+  mailer: Mailer;
   clock: Clock;
   ids: Ids;
   passwords: PasswordHasher;

@@ -10,6 +10,8 @@ import { importOperations } from './routes/imports.js';
 import { infoOperations } from './routes/info.js';
 import { queryOperations } from './routes/queries.js';
 import { flowOperations } from './routes/flows.js';
+import { hookOperations } from './routes/flow-hooks.js';
+import { scheduleOperations } from './routes/flow-schedules.js';
 import { datasetSparqlOperations, serviceOperations, sparqlOperations } from './routes/services.js';
 
 /** The operations each family's function serves; the route table names them. */
@@ -26,5 +28,5 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   sparql: sparqlOperations,
   'dataset-sparql': datasetSparqlOperations,
   queries: queryOperations,
-  flows: flowOperations,
+  flows: { ...flowOperations, ...scheduleOperations, ...hookOperations },
 };

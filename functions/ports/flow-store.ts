@@ -1,4 +1,4 @@
-import type { FlowRecord, FlowSwitches, FlowVersionRecord, MaskedValuesRecord, RunRecord, TaskInstanceRecord } from '../domain/flows/records.js';
+import type { FlowRecord, FlowSwitches, FlowVersionRecord, HookRecord, MaskedValuesRecord, RunRecord, ScheduleRecord, TaskInstanceRecord } from '../domain/flows/records.js';
 import type { Batch, ListRequest } from './metadata-store.js';
 
 /**
@@ -50,4 +50,20 @@ export interface FlowStore {
   putRunSecret(runId: string, token: string): Promise<void>;
   getRunSecret(runId: string): Promise<string | null>;
   deleteRunSecret(runId: string): Promise<void>;
+
+  putSchedule(schedule: ScheduleRecord): Promise<void>;
+  getSchedule(blueprintUid: string, scheduleId: string): Promise<ScheduleRecord | null>;
+  deleteSchedule(blueprintUid: string, scheduleId: string): Promise<void>;
+  listSchedules(blueprintUid: string): Promise<ScheduleRecord[]>;
+  /** Every schedule of the instance (the embedded scheduler loads them at start). */
+  listAllSchedules(): Promise<ScheduleRecord[]>;
+  listSchedulesOfOwner(ownerUid: string): Promise<ScheduleRecord[]>;
+
+  putHook(hook: HookRecord): Promise<void>;
+  getHook(blueprintUid: string, hookId: string): Promise<HookRecord | null>;
+  deleteHook(blueprintUid: string, hookId: string): Promise<void>;
+  listHooks(blueprintUid: string): Promise<HookRecord[]>;
+  /** The hooks watching a dataset (an upload looks them up). */
+  listHooksOfDataset(datasetId: string): Promise<HookRecord[]>;
+  listHooksOfOwner(ownerUid: string): Promise<HookRecord[]>;
 }

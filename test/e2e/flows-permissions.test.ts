@@ -41,7 +41,7 @@ const ACTORS: Record<ActorName, Actor> = {
   outsider: { account: 'oscar', member: false, perms: [] },
   'member (built-in role)': { account: 'mia', member: true, perms: ['readFlows', 'createFlows', 'runFlows'] },
   'custom role: readFlows only': { account: 'rita', member: true, perms: ['readFlows'] },
-  'custom role: runFlows': { account: 'rudy', member: true, perms: ['readFlows', 'runFlows', 'manageFlowBlueprints'] },
+  'custom role: runFlows': { account: 'rudy', member: true, perms: ['readFlows', 'runFlows'] },
   'custom role: manageFlowBlueprints': { account: 'bea', member: true, perms: ['readFlows', 'manageFlowBlueprints'] },
   'custom role: manageFlowMaskedValues': { account: 'max', member: true, perms: ['readFlows', 'manageFlowMaskedValues'] },
   'custom role: createFlows': { account: 'cora', member: true, perms: ['readFlows', 'createFlows'] },
@@ -61,7 +61,7 @@ const ACTOR_NAMES = Object.keys(ACTORS) as ActorName[];
 const LEVELS: Level[] = ['Private', 'Internal'];
 
 /** Spec, "Access levels of a flow": Private for members and administrators, Internal for anyone signed in. */
-const sees = (level: Level, a: ActorName) => a !== 'anonymous';
+const sees = (level: Level, a: ActorName) => a !== 'anonymous' && (level === 'Internal' || ACTORS[a].member);
 const holds = (a: ActorName, perm: Permission) => ACTORS[a].perms.includes(perm);
 
 /** 401 anonymous, 404 not visible, 403 visible without the permission, else `success`. */
@@ -124,7 +124,29 @@ async function createAs(headers: Record<string, string>, account: string, defini
   return res.body;
 }
 
-const shared: Partial<Record<Level, { uid: string; runId: string }>> = {};
+/** A flow whose task saves a file (a SPARQL query's results): runs have an artifact to download. */
+function filesDefinition(id: string, level: Level) {
+  return {
+    id,
+    name: `Files ${level}`,
+    accessLevel: level,
+    tasks: [
+      {
+        id: 'q',
+        label: 'Query',
+        type: 'sparqlQuery',
+        settings: {
+          dataset: { account: ORG, dataset: 'data' },
+          query: { text: 'SELECT * WHERE { ?s ?p ?o } LIMIT 1' },
+          output: { to: 'artifact', format: 'csv', fileName: 'out.csv' },
+        },
+      },
+    ],
+    connections: [],
+  };
+}
+
+const shared: Partial<Record<Level, { uid: string; runId: string; artifactUrl: string }>> = {};
 
 beforeAll(async () => {
   p = await TestPlatform.start();
@@ -167,6 +189,7 @@ beforeAll(async () => {
   ownerReadOnly = await p.createToken('olga', olga, true);
   memberReadOnly = await p.createToken('mia', tokens['member (built-in role)']!, true);
 
+  await p.createDataset(ORG, 'data', 'private', olga);
   for (const level of LEVELS) {
     const created = await createAs(ownerSession(), ORG, sharedDefinition(sharedId(level), level));
     await createAs(ownerSession(), ORG, slowDefinition(slowId(level), level));
@@ -174,7 +197,15 @@ beforeAll(async () => {
     expect(run.status, run.text).toBe(201);
     const done = await waitForRun(p, run.body.id, olga);
     expect(done.status).toBe('finished');
-    shared[level] = { uid: created.blueprintId, runId: run.body.id };
+
+    await createAs(ownerSession(), ORG, filesDefinition(`files-${level.toLowerCase()}`, level));
+    const filesRun = await startRun(p, `${flowPath(`files-${level.toLowerCase()}`)}/run`, olga);
+    expect(filesRun.status, filesRun.text).toBe(201);
+    expect((await waitForRun(p, filesRun.body.id, olga)).status).toBe('finished');
+    const tasks = await p.request('GET', `/flows/taskInstances?runId=${filesRun.body.id}`, { token: olga });
+    const artifactUrl = tasks.body[0].artifacts[0].url as string;
+    expect(artifactUrl.startsWith(`${p.url}/flows/taskInstances/`)).toBe(true);
+    shared[level] = { uid: created.blueprintId, runId: run.body.id, artifactUrl: artifactUrl.slice(p.url.length) };
   }
 }, 60_000);
 
@@ -240,6 +271,15 @@ describe.each(LEVELS)('a %s flow of an organisation', (level) => {
       const tasks = await call(a, 'session', 'GET', `/flows/taskInstances?runId=${runId}`);
       expect(tasks.status).toBe(read);
       if (read === 200) expect(tasks.body.map((t: { taskId: string; status: string }) => [t.taskId, t.status])).toEqual([['t1', 'finished']]);
+    });
+
+    it(`downloads a file a task produced → ${read}`, async () => {
+      const res = await call(a, 'token', 'GET', shared[level]!.artifactUrl);
+      expect(res.status).toBe(read);
+      if (read === 200) {
+        expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+        expect(res.headers.get('content-disposition')).toContain('out.csv');
+      } else expectRefusal(res, read);
     });
 
     it('finds the run in the runs listing only when it sees the flow', async () => {

@@ -119,6 +119,7 @@ function variablesFlow(id: string): Record<string, unknown> {
     presets: [
       { name: 'Default', values: { who: 'default-who', color: 'green', note: 'default-note' }, default: true },
       { name: 'Other', values: { who: 'other-who', note: 'other-note' } },
+      { name: 'Night run (Ü)', values: { who: 'night-who', color: 'red' } },
     ],
     tasks: [{ id: 'echoTask', label: 'Echo', type: 'setVariables', settings: { values: { echo: 'who=?who color=?color note=?note by=?system_triggererAccountName' } } }],
   };
@@ -144,6 +145,18 @@ describe('variables at run start', () => {
     expect(run.status).toBe('finished');
     expect(run.variables).toEqual({ who: 'b', note: 'from the body', color: 'green', system_triggererAccountName: 'alice' });
     expect(await echoOf(run.id)).toBe('who=b color=green note=from the body by=alice');
+  });
+
+  it('take numbers and booleans in a JSON body as text, and refuse lists and objects', async () => {
+    const run = await runToEnd(path, { body: { who: 42, note: true } });
+    expect(run.variables).toMatchObject({ who: '42', note: 'true' });
+    for (const note of [['a'], { a: 1 }, null]) {
+      const res = await startRun(p, `${path}/run`, alice, { body: { who: 'x', note } });
+      expect(res.status, JSON.stringify(note)).toBe(400);
+      expect(res.body.message).toMatch(/note/);
+    }
+    const notAnObject = await startRun(p, `${path}/run`, alice, { body: ['who'] });
+    expect(notAnObject.status).toBe(400);
   });
 
   it('refuse an unknown variable, naming it', async () => {
@@ -237,6 +250,12 @@ describe('value precedence', () => {
     expect(await echoOf(run.id)).toBe('who=plain color= note= by=alice');
     // The default preset's required value is not filled in either.
     expect((await startRun(p, `${path}/run`, alice)).status).toBe(400);
+  });
+
+  it('finds a preset whose name needs encoding in the path', async () => {
+    const run = await runToEnd(`${path}/triggers/${encodeURIComponent('Night run (Ü)')}`);
+    expect(run.preset).toBe('Night run (Ü)');
+    expect(run.variables).toEqual({ who: 'night-who', color: 'red', system_triggererAccountName: 'alice' });
   });
 
   it('answers 404 for an unknown preset', async () => {
@@ -397,6 +416,27 @@ describe('masked values', () => {
   });
 });
 
+describe('masked values in decisions', () => {
+  it('fail the run when unset, and are compared once set', async () => {
+    const { path } = await newFlow(
+      {
+        ...decisionFlow(fid('masked-decision'), { variable: 'key', operator: 'equals', value: 'open sesame' }),
+        variables: [],
+        maskedValues: [{ name: 'key' }],
+      },
+    );
+    const unset = await runToEnd(path);
+    expect(unset.status).toBe('failed');
+    expect(unset.error).toMatchObject({ taskId: 'd', message: expect.stringMatching(/\?key has no value set/) });
+    expect(await statusesOf(unset.id)).toEqual({ d: 'failed', yes: 'neverStarted', no: 'neverStarted' });
+
+    expect((await p.request('PUT', `${path}/maskedValues/key`, { headers: aliceSession, body: { value: 'open sesame' } })).status).toBe(204);
+    const set = await runToEnd(path);
+    expect(set.status).toBe('finished');
+    expect(await statusesOf(set.id)).toEqual({ d: 'finished', yes: 'finished', no: 'skipped' });
+  });
+});
+
 // ---- Statuses ----
 
 describe('run and task statuses', () => {
@@ -514,7 +554,8 @@ describe('run and task statuses', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(run.status).toBe('aborted');
     expect(run.finishedAt).toBeDefined();
-    expect((await statusesOf(runId)).after).toBe('neverStarted');
+    // The wait was cut short: aborted, not finished.
+    expect(await statusesOf(runId)).toEqual({ pause: 'aborted', after: 'neverStarted' });
 
     const again = await p.request('POST', `/flows/runs/${runId}/abort`, { token: alice });
     expect(again.status).toBe(409);
@@ -671,6 +712,29 @@ describe('SPARQL query task', () => {
     expect(results.results.bindings[0]).toMatchObject({ s: { type: 'uri', value: `${EX}a` }, n: { value: 'Alice' } });
     // Files need the right to read the run.
     expect((await fetch(json.artifacts[0].url, { headers: { authorization: `Bearer ${bob}` } })).status).toBe(404);
+  });
+
+  it('adds to a graph without overwrite, and replaces it with overwrite', async () => {
+    const graph = `${EX}graphs/added`;
+    const task = (id: string, text: string, overwrite: boolean) => ({
+      id,
+      label: id,
+      type: 'sparqlQuery',
+      settings: { dataset: { account: 'alice', dataset: 'data' }, query: { text }, output: { to: 'graph', dataset: { account: 'alice', dataset: 'target' }, graph, overwrite } },
+    });
+    const add = await newFlow({ id: fid('add'), tasks: [task('names', `CONSTRUCT { ?s <${EX}n> ?n } WHERE { ?s <${EX}name> ?n }`, false)] });
+    const types = await newFlow({ id: fid('types'), tasks: [task('types', `CONSTRUCT { ?s a ?t } WHERE { ?s a ?t }`, false)] });
+    const replace = await newFlow({ id: fid('replace'), tasks: [task('types', `CONSTRUCT { ?s a ?t } WHERE { ?s a ?t }`, true)] });
+    const count = async () => (await p.request('GET', '/datasets/alice/target/graphs', { token: alice })).body.find((g: any) => g.graphName === graph)?.numberOfStatements;
+    expect((await runToEnd(add.path)).status).toBe('finished');
+    expect(await count()).toBe(3);
+    expect((await runToEnd(types.path)).status).toBe('finished');
+    expect(await count()).toBe(5);
+    // The same statements again: a graph is a set.
+    expect((await runToEnd(types.path)).status).toBe('finished');
+    expect(await count()).toBe(5);
+    expect((await runToEnd(replace.path)).status).toBe('finished');
+    expect(await count()).toBe(2);
   });
 
   it('runs a saved query on its dataset', async () => {

@@ -14,8 +14,7 @@ import type {
   FlowVersionRecord,
   MaskedValuesRecord,
   RunRecord,
-  TaskInstanceRecord,
-} from '../../domain/flows/records.js';
+  TaskInstanceRecord, HookRecord, ScheduleRecord } from '../../domain/flows/records.js';
 import { FINAL_RUN_STATUSES } from '../../domain/flows/run-status.js';
 import { ConflictError, NotFoundError } from '../../domain/errors.js';
 import { nameKey } from '../../domain/names.js';
@@ -36,6 +35,8 @@ const K = {
   run: (runId: string) => ({ pk: `RUN#${runId}`, sk: 'RUN' }),
   task: (runId: string, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${taskId}` }),
   runSecret: (runId: string) => ({ pk: `RUN#${runId}`, sk: 'SECRET' }),
+  schedule: (blueprintUid: string, id: string) => ({ pk: `FLOWDATA#${blueprintUid}`, sk: `SCHEDULE#${id}` }),
+  hook: (blueprintUid: string, id: string) => ({ pk: `FLOWDATA#${blueprintUid}`, sk: `HOOK#${id}` }),
 };
 
 const isConditionFailure = (e: unknown): boolean =>
@@ -370,5 +371,93 @@ export class DynamoDbFlowStore implements FlowStore {
 
   async deleteRunSecret(runId: string): Promise<void> {
     await this.delete(K.runSecret(runId));
+  }
+
+  // Schedules: FLOWDATA#<flow> / SCHEDULE#<id>; gsi1 lists all schedules, gsi2 those of an owner.
+
+  async putSchedule(schedule: ScheduleRecord): Promise<void> {
+    await this.put({
+      ...schedule,
+      ...K.schedule(schedule.blueprintUid, schedule.id),
+      gsi1pk: 'SCHEDULES',
+      gsi1sk: schedule.id,
+      gsi2pk: `OWNERSCHEDULES#${schedule.ownerUid}`,
+      gsi2sk: schedule.id,
+    });
+  }
+
+  getSchedule(blueprintUid: string, scheduleId: string): Promise<ScheduleRecord | null> {
+    return this.get<ScheduleRecord>(K.schedule(blueprintUid, scheduleId));
+  }
+
+  async deleteSchedule(blueprintUid: string, scheduleId: string): Promise<void> {
+    await this.delete(K.schedule(blueprintUid, scheduleId));
+  }
+
+  listSchedules(blueprintUid: string): Promise<ScheduleRecord[]> {
+    return this.queryAll<ScheduleRecord>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': `FLOWDATA#${blueprintUid}`, ':sk': 'SCHEDULE#' },
+    });
+  }
+
+  listAllSchedules(): Promise<ScheduleRecord[]> {
+    return this.queryAll<ScheduleRecord>({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': 'SCHEDULES' },
+    });
+  }
+
+  listSchedulesOfOwner(ownerUid: string): Promise<ScheduleRecord[]> {
+    return this.queryAll<ScheduleRecord>({
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk',
+      ExpressionAttributeValues: { ':pk': `OWNERSCHEDULES#${ownerUid}` },
+    });
+  }
+
+  // Hooks: FLOWDATA#<flow> / HOOK#<id>; gsi1 lists a dataset's hooks, gsi2 those of an owner.
+
+  async putHook(hook: HookRecord): Promise<void> {
+    await this.put({
+      ...hook,
+      ...K.hook(hook.blueprintUid, hook.id),
+      gsi1pk: `DSHOOKS#${hook.datasetId}`,
+      gsi1sk: hook.id,
+      gsi2pk: `OWNERHOOKS#${hook.ownerUid}`,
+      gsi2sk: hook.id,
+    });
+  }
+
+  getHook(blueprintUid: string, hookId: string): Promise<HookRecord | null> {
+    return this.get<HookRecord>(K.hook(blueprintUid, hookId));
+  }
+
+  async deleteHook(blueprintUid: string, hookId: string): Promise<void> {
+    await this.delete(K.hook(blueprintUid, hookId));
+  }
+
+  listHooks(blueprintUid: string): Promise<HookRecord[]> {
+    return this.queryAll<HookRecord>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': `FLOWDATA#${blueprintUid}`, ':sk': 'HOOK#' },
+    });
+  }
+
+  listHooksOfDataset(datasetId: string): Promise<HookRecord[]> {
+    return this.queryAll<HookRecord>({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': `DSHOOKS#${datasetId}` },
+    });
+  }
+
+  listHooksOfOwner(ownerUid: string): Promise<HookRecord[]> {
+    return this.queryAll<HookRecord>({
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk',
+      ExpressionAttributeValues: { ':pk': `OWNERHOOKS#${ownerUid}` },
+    });
   }
 }

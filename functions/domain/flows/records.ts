@@ -120,3 +120,47 @@ export interface FlowSwitches {
   flowsEnabled: boolean;
   sparqlUpdateTaskEnabled: boolean;
 }
+
+/** How often a schedule fires: every N minutes or hours, or every day, week or month at a time. */
+export type Recurrence =
+  | { every: 'minutes' | 'hours'; interval: number }
+  | { every: 'day'; at: string }
+  | { every: 'week'; at: string; weekday: number }
+  | { every: 'month'; at: string; dayOfMonth: number };
+
+/** A schedule belongs to its creator; its runs act as them and use its values. */
+export interface ScheduleRecord {
+  id: string;
+  blueprintUid: string;
+  ownerUid: string;
+  label: string;
+  recurrence: Recurrence;
+  /** IANA time zone of the schedule's times, e.g. `Europe/Amsterdam`. */
+  timeZone: string;
+  values: Record<string, string>;
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+  /** When the embedded scheduler fires it next (ISO), recomputed after each firing. */
+  nextRunAt?: string;
+  lastRunAt?: string;
+}
+
+export type HookType = 'assetUpload' | 'dataUpload';
+export const HOOK_TYPES: readonly HookType[] = ['assetUpload', 'dataUpload'];
+
+/** A hook belongs to its creator; its runs act as them and use its values (or a preset's). */
+export interface HookRecord {
+  id: string;
+  blueprintUid: string;
+  ownerUid: string;
+  label: string;
+  enabled: boolean;
+  type: HookType;
+  datasetId: string;
+  values: Record<string, string>;
+  /** The preset the values were filled from, if any (the values are copied at save). */
+  preset?: string;
+  createdAt: string;
+  updatedAt: string;
+}
