@@ -3,6 +3,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SesMailer } from '../adapters/aws/ses-mailer.js';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { EventBridgeUploadEvents } from '../adapters/aws/eventbridge-upload-events.js';
 import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
@@ -106,6 +108,7 @@ export function awsServices(): Promise<Services> {
       flows: new DynamoDbFlowStore(db, table),
       flowExecutor: flowExecutor(),
       mailer: new SesMailer(new SESv2Client({}), settings.mailFrom),
+      events: new EventBridgeUploadEvents(new EventBridgeClient({})),
       blobs: bucketStores(() => (s3 ??= new S3Client({}))),
       tasks: taskQueue(),
       uploads: uploadsNotAvailable,

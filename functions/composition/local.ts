@@ -8,6 +8,7 @@ import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.j
 import { DynamoDbFlowStore } from '../adapters/aws/dynamodb-flow-store.js';
 import { LocalFlowExecutor } from '../adapters/local/local-flow-executor.js';
 import { OutboxMailer } from '../adapters/local/outbox-mailer.js';
+import { InProcessUploadEvents } from '../adapters/local/in-process-upload-events.js';
 import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js';
 import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
 import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
@@ -168,10 +169,12 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const blobsDir = join(options.dataDir, 'blobs');
     const tasks = new InProcessTaskQueue();
     const flowExecutor = new LocalFlowExecutor();
+    const events = new InProcessUploadEvents();
     const services = createServices({
       flows: new DynamoDbFlowStore(documentClient(client), LOCAL_TABLE_NAME),
       flowExecutor,
       mailer: new OutboxMailer(join(options.dataDir, 'outbox'), settings.mailFrom),
+      events,
       // This process is the only writer of its LevelDB, so an exact in-memory read cache is safe.
       store: cachedMetadataStore(new DynamoDbMetadataStore(documentClient(client), LOCAL_TABLE_NAME)),
       blobs: {
@@ -189,6 +192,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       loadService: (datasetId, serviceId) => services.sparqlServices.prepare(datasetId, serviceId, { warm: true }),
     });
     flowExecutor.bind(services.flowRuntime);
+    events.bind(services.hooks);
     await services.imports.recoverInterrupted();
     await services.flowRuns.recoverInterrupted();
     await services.sparqlServices.recover();
@@ -215,6 +219,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
         await closeServer(runningServer);
         flowExecutor.abortAll();
         await tasks.drain();
+        await events.drain();
         await services.sparqlServices.closeAll();
         client.destroy();
         await closeServer(dynamo);

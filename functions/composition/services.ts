@@ -10,6 +10,8 @@ import { ImportService } from '../domain/import-service.js';
 import { SavedQueryService } from '../domain/saved-query-service.js';
 import { FlowService } from '../domain/flow-service.js';
 import { FlowRunService } from '../domain/flow-run-service.js';
+import { FlowHookService } from '../domain/flow-hook-service.js';
+import { FlowNotifier } from '../domain/flow-notifications.js';
 import { ServiceManager } from '../domain/service-manager.js';
 import { fetchUrl } from '../adapters/common/fetch-url.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
@@ -43,6 +45,9 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
   const savedQueries = new SavedQueryService(platform, access, sparqlServices);
   const flows = new FlowService(platform, access);
   const flowRuns = new FlowRunService(platform, flows, auth, { platform, access, catalog, sparql: sparqlServices, savedQueries });
+  const hooks = new FlowHookService(platform, access, flows, flowRuns);
+  const notifier = new FlowNotifier(platform);
+  flowRuns.onSettled((run, flow, definition) => notifier.runSettled(run, flow, definition));
   return {
     platform,
     access,
@@ -58,6 +63,7 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
     flows,
     flowRuns,
     flowRuntime: flowRuns,
+    hooks,
     logger,
   };
 }

@@ -31,6 +31,8 @@ export interface AccountPatch {
   parent?: string | null;
   /** Users, administrators only. */
   isAdmin?: boolean;
+  /** Users: the "Email notifications" setting (emails about failed flow runs). */
+  emailNotifications?: boolean;
 }
 
 export const MIN_PASSWORD_LENGTH = 12;
@@ -162,6 +164,10 @@ export class AccountService {
       if (account.type !== 'user') throw new ValidationError('password: organisations do not have a password.');
       assertPassword(patch.password);
       next.passwordHash = await this.platform.passwords.hash(patch.password);
+    }
+    if (patch.emailNotifications !== undefined) {
+      if (account.type !== 'user') throw new ValidationError('emailNotifications: only users have notification settings.');
+      next.emailNotifications = patch.emailNotifications;
     }
     if (patch.isAdmin !== undefined) {
       if (!signedIn.isAdmin) throw new ForbiddenError('Forbidden. Only instance administrators grant or revoke administration.');

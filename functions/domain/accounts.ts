@@ -16,6 +16,8 @@ export interface AccountRecord {
   passwordHash?: string;
   /** Users only: instance administrator. */
   isAdmin?: boolean;
+  /** Users only: the "Email notifications" setting (flow failure emails); on unless false. */
+  emailNotifications?: boolean;
   /** Organisations only. */
   parentUid?: string;
   customRoles?: CustomRole[];
@@ -66,7 +68,10 @@ export function accountView(
   };
   if (account.type === 'user') {
     view.role = account.isAdmin ? 'siteAdmin' : 'light';
-    if (options.showPrivate) view.email = account.email;
+    if (options.showPrivate) {
+      view.email = account.email;
+      view.emailNotifications = account.emailNotifications !== false;
+    }
   } else {
     view.email = account.email;
     if (options.parentName) view.parent = options.parentName;

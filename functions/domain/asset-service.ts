@@ -74,7 +74,7 @@ export class AssetService {
    * Stores an uploaded file as a new asset, or as a new version of `versionOf`. The bytes move
    * from the uploads store into the data store; on failure nothing is recorded.
    */
-  async store(dataset: DatasetRecord, file: IncomingFile, versionOf: string | undefined): Promise<AssetRecord> {
+  async store(dataset: DatasetRecord, file: IncomingFile, versionOf: string | undefined, apiUrl?: string): Promise<AssetRecord> {
     assertAssetName(file.fileName);
     const versionId = this.platform.ids.newId();
     const now = this.now();
@@ -115,6 +115,7 @@ export class AssetService {
       throw e;
     }
     await this.platform.blobs.uploads.delete(file.uploadKey).catch(() => {});
+    await this.platform.events.assetStored({ datasetId: dataset.id, identifier, versionId, ...(apiUrl ? { apiUrl } : {}) });
     return asset;
   }
 

@@ -115,12 +115,45 @@ export class FlowRunService implements FlowRuntimeHooks {
   }
 
   /** A run started by a schedule or hook, acting as `starter` (the schedule's or hook's owner). */
-  async startTriggered(flow: FlowRecord, starter: AccountRecord, trigger: TriggeredStart, apiUrl: string): Promise<RunRecord> {
+  async startTriggered(flow: FlowRecord, starter: AccountRecord, trigger: TriggeredStart, apiUrl: string, waiting?: RunRecord): Promise<RunRecord> {
     const owner = await this.platform.store.getAccount(flow.ownerUid);
     if (!owner) throw new NotFoundError('The flow\'s account no longer exists.');
-    const version = await this.flows.version(flow, flow.latestVersion);
+    const version = waiting ? await this.flows.version(flow, waiting.version) : await this.flows.version(flow, flow.latestVersion);
     const caller = starterCaller(starter, '');
-    return this.launch({ flow, owner, access: { isMember: true, permissions: new Set() } }, version, caller, trigger.startedFrom, trigger.values, {}, trigger.system ?? {}, apiUrl);
+    return this.launch({ flow, owner, access: { isMember: true, permissions: new Set() } }, version, caller, trigger.startedFrom, trigger.values, {}, trigger.system ?? {}, apiUrl, undefined, waiting);
+  }
+
+  /**
+   * A data upload hook's first run, created when the upload starts: `waiting` until the upload
+   * ends, with no execution yet (the spec's waiting state). `startTriggered(..., waiting)` then
+   * starts it, or `abortWaiting` ends it.
+   */
+  async createWaiting(flow: FlowRecord, starter: AccountRecord, trigger: TriggeredStart & { importJobId: string }, apiUrl: string): Promise<RunRecord> {
+    const version = await this.flows.version(flow, flow.latestVersion);
+    const now = this.platform.clock.now().toISOString();
+    const run: RunRecord = {
+      id: this.platform.ids.newId(),
+      blueprintUid: flow.uid,
+      flowId: flow.flowId,
+      ownerUid: flow.ownerUid,
+      version: version.version,
+      status: 'waiting',
+      startedFrom: trigger.startedFrom,
+      startedByUid: starter.uid,
+      variables: { ...trigger.values, ...(trigger.system ?? {}), system_triggererAccountName: starter.accountName },
+      createdAt: now,
+      apiUrl,
+      importJobId: trigger.importJobId,
+    };
+    await this.platform.flows.createRun(run);
+    return run;
+  }
+
+  async abortWaiting(run: RunRecord, message: string): Promise<void> {
+    const now = this.platform.clock.now().toISOString();
+    const version = await this.versionOf(run);
+    const taskStatuses = Object.fromEntries((version?.definition.tasks ?? []).map((t) => [t.id, 'neverStarted' as TaskStatus]));
+    await this.platform.flows.updateRun({ ...run, status: 'aborted', finishedAt: now, error: { message }, taskStatuses });
   }
 
   private async launch(
@@ -133,6 +166,7 @@ export class FlowRunService implements FlowRuntimeHooks {
     system: Record<string, string>,
     apiUrl: string,
     preset?: string,
+    waiting?: RunRecord,
   ): Promise<RunRecord> {
     const definition = version.definition;
     // Precedence (later wins): system, then preset / schedule / hook values, then given values;
@@ -152,7 +186,7 @@ export class FlowRunService implements FlowRuntimeHooks {
 
     const starterAccount = await this.platform.store.getAccount(starter.uid);
     if (!starterAccount) throw new NotFoundError('The starting account no longer exists.');
-    const runId = this.platform.ids.newId();
+    const runId = waiting?.id ?? this.platform.ids.newId();
     const asl = this.definitionOf(version);
     let executable = version.executable;
     const [{ record, token }] = await Promise.all([
@@ -178,13 +212,22 @@ export class FlowRunService implements FlowRuntimeHooks {
       startedByUid: starter.uid,
       ...(preset !== undefined ? { preset } : {}),
       variables: values,
-      createdAt: now,
+      createdAt: waiting?.createdAt ?? now,
       startedAt: now,
       apiUrl,
       executionRef: runId,
       platformTokenId: record.tokenId,
+      ...(waiting?.importJobId ? { importJobId: waiting.importJobId } : {}),
     };
-    await Promise.all([this.platform.flows.createRun(run), this.platform.flows.putRunSecret(run.id, token)]);
+    const [written] = await Promise.all([
+      waiting ? this.platform.flows.updateRun(run) : this.platform.flows.createRun(run).then(() => true),
+      this.platform.flows.putRunSecret(run.id, token),
+    ]);
+    if (!written) {
+      // The waiting run was aborted meanwhile: nothing starts.
+      await this.endPlatformToken(run);
+      return (await this.platform.flows.getRun(run.id)) ?? run;
+    }
     try {
       const input: ExecutionInput = {
         run: { id: run.id, blueprintId: run.blueprintUid, flowId: run.flowId, version: run.version, startedBy: run.startedByUid },
@@ -414,7 +457,11 @@ export class FlowRunService implements FlowRuntimeHooks {
     await Promise.all([...corrections, this.endPlatformToken(settled)]);
     if (version && this.settledListeners.length > 0) {
       const flow = await this.platform.flows.getFlowByUid(run.blueprintUid);
-      if (flow) for (const listener of this.settledListeners) await listener(settled, flow, version.definition).catch(() => {});
+      if (flow) {
+        for (const listener of this.settledListeners) {
+          await listener(settled, flow, version.definition).catch((e: Error) => console.error(`after run ${settled.id} ended: ${e.message}`));
+        }
+      }
     }
   }
 

@@ -275,6 +275,7 @@ export class FlowService {
       await this.platform.flows.deleteFlowVersion(flow.uid, v.version);
     }
     await this.platform.flows.deleteMaskedValues(flow.uid);
+    for (const hook of await this.platform.flows.listHooks(flow.uid)) await this.platform.flows.deleteHook(flow.uid, hook.id);
     for (let i = 0; i < 1_000; i++) {
       const batch = await this.platform.flows.listRuns(flow.uid, { batch: 100 });
       if (batch.items.length === 0) break;

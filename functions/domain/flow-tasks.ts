@@ -278,7 +278,8 @@ async function writeGraph(
         }
       }
       for (const q of quads) {
-        const draining = writer.add(ntLine(q));
+        // The writer takes lines without their newline (and so drops statements the graph holds).
+        const draining = writer.add(ntLine(q).slice(0, -1));
         if (draining) await draining;
       }
       await writer.end();

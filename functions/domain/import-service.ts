@@ -132,6 +132,7 @@ export class ImportService {
       updatedAt: now,
     };
     await this.platform.store.createJob(job);
+    await this.platform.events.importStarted({ datasetId: dataset.id, jobId: job.jobId, apiUrl: baseUrl });
     if (type === 'download') await this.platform.tasks.enqueueImport(dataset.id, job.jobId);
     return { job, dataset, owner };
   }
@@ -206,6 +207,7 @@ export class ImportService {
       throw e;
     }
     await this.removeUploads(canceled);
+    await this.platform.events.importFinished({ datasetId: dataset.id, jobId, graphs: [], ok: false });
   }
 
   private async removeUploads(job: JobRecord): Promise<void> {
@@ -265,6 +267,7 @@ export class ImportService {
       const kept = new Set(result.manifest.graphs.map((g) => g.blobKey));
       for (const key of written) if (!kept.has(key)) await this.platform.blobs.data.delete(key).catch(() => {});
       const graphNames = [...parsed.keys()];
+      const added = result.manifest.graphs.filter((g) => g.importedAt === importedAt).map((g) => g.graphName);
       await this.platform.store.updateJob(
         {
           ...job,
@@ -277,6 +280,7 @@ export class ImportService {
         },
         ['indexing'],
       );
+      await this.platform.events.importFinished({ datasetId, jobId, graphs: added, ok: true });
     } catch (error) {
       for (const key of written) await this.platform.blobs.data.delete(key).catch(() => {});
       const message =
@@ -292,6 +296,7 @@ export class ImportService {
           .updateJob({ ...current, status: 'error', error: { message }, updatedAt: this.now(), finishedAt: this.now() }, [current.status])
           .catch(() => {});
       }
+      await this.platform.events.importFinished({ datasetId, jobId, graphs: [], ok: false });
     } finally {
       if (job) await this.removeUploads(job);
     }

@@ -2,6 +2,7 @@ import type { BlobStore } from '../ports/blob-store.js';
 import type { FlowExecutor } from '../ports/flow-executor.js';
 import type { FlowStore } from '../ports/flow-store.js';
 import type { Mailer } from '../ports/mailer.js';
+import type { UploadEvents } from '../ports/upload-events.js';
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Clock, Ids, PasswordHasher, ResumableUploads, SparqlEngine, TaskQueue, TokenCodec, UrlFetcher } from '../ports/platform.js';
 
@@ -44,6 +45,8 @@ export interface Platform {
   blobs: Blobs;
   /** Outgoing email (failure emails, Send email tasks). */
   mailer: Mailer;
+  /** Asset and import events (flow hooks listen to them). */
+  events: UploadEvents;
   clock: Clock;
   ids: Ids;
   passwords: PasswordHasher;

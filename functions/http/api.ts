@@ -10,6 +10,7 @@ import type { ImportService } from '../domain/import-service.js';
 import type { SavedQueryService } from '../domain/saved-query-service.js';
 import type { FlowService } from '../domain/flow-service.js';
 import type { FlowRunService } from '../domain/flow-run-service.js';
+import type { FlowHookService } from '../domain/flow-hook-service.js';
 import type { FlowRuntimeHooks } from '../ports/flow-executor.js';
 import type { ServiceManager } from '../domain/service-manager.js';
 import { ValidationError } from '../domain/errors.js';
@@ -36,6 +37,8 @@ export interface Services {
   flowRuns: FlowRunService;
   /** What the flow executor calls back: the task worker and the settle hook. */
   flowRuntime: FlowRuntimeHooks;
+  /** Flow hooks; they also listen to upload events. */
+  hooks: FlowHookService;
   logger: ErrorLogger;
 }
 

@@ -545,6 +545,8 @@ describe('run and task statuses', () => {
     await until('the wait task starts', async () => ((await taskOf(runId, 'pause')).status !== 'pending' ? true : undefined));
     expect((await p.request('GET', `/flows/runs/${runId}`, { token: alice })).body.status).toBe('running');
 
+    // Someone who cannot see the run cannot abort it.
+    expect((await p.request('POST', `/flows/runs/${runId}/abort`, { token: bob })).status).toBe(404);
     const t0 = Date.now();
     const aborted = await p.request('POST', `/flows/runs/${runId}/abort`, { token: alice });
     expect(aborted.status, aborted.text).toBe(200);
@@ -732,6 +734,15 @@ describe('SPARQL query task', () => {
     expect(await count()).toBe(5);
     // The same statements again: a graph is a set.
     expect((await runToEnd(types.path)).status).toBe('finished');
+    const nt = (await p.request('GET', `/datasets/alice/target/download.nt?graph=${encodeURIComponent(graph)}`, { token: alice })).text;
+    expect(nt.split('\n').filter((l: string) => l.trim() === '')).toHaveLength(1);
+    expect(nt.trim().split('\n').sort()).toEqual([
+      `<${EX}a> <${EX}n> "Alice" .`,
+      `<${EX}a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${EX}Person> .`,
+      `<${EX}b> <${EX}n> "Bob \\"quoted\\" } ; DROP ALL" .`,
+      `<${EX}b> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${EX}Person> .`,
+      `<${EX}c> <${EX}n> "${EX}Person" .`,
+    ].sort());
     expect(await count()).toBe(5);
     expect((await runToEnd(replace.path)).status).toBe('finished');
     expect(await count()).toBe(2);

@@ -73,6 +73,8 @@ export interface RunRecord {
   error?: { taskId?: string; message: string };
   /** Final statuses of every task, written when the run settles. */
   taskStatuses?: Record<string, TaskStatus>;
+  /** The import a data upload hook's run belongs to. */
+  importJobId?: string;
   /** The API URL the run was started through (default graph names, links in emails). */
   apiUrl?: string;
   /** The executor's handle of the execution (AWS: execution ARN). */

@@ -32,6 +32,7 @@ const AccountPatchBody = z.object({
   password: z.string().optional(),
   parent: z.string().nullable().optional(),
   isAdmin: z.boolean().optional(),
+  emailNotifications: z.boolean().optional(),
 });
 
 const MemberBody = z.object({ accountName: z.string('is required'), role: z.string('is required').max(40) });

@@ -39,6 +39,7 @@ export const assetOperations: Operations = {
         dataset,
         { fileName: received.fields.fileName || file.fileName, size: file.size, uploadKey: file.blobKey, contentType: file.contentType },
         received.fields.versionOf || undefined,
+        ctx.apiUrl,
       );
       return jsonResponse(201, assetView(asset, datasetUrl(ctx)));
     } finally {
@@ -58,6 +59,7 @@ export const assetOperations: Operations = {
           dataset,
           { fileName: upload.fileName, size: upload.size, uploadKey: upload.blobKey },
           upload.metadata.versionOf || undefined,
+          ctx.apiUrl,
         );
         await services.platform.blobs.uploads.delete(`${upload.blobKey}.json`).catch(() => {});
         return { body: JSON.stringify(assetView(asset, datasetUrl(ctx))), headers: { 'content-type': 'application/json; charset=utf-8' } };
