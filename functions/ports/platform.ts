@@ -40,7 +40,8 @@ export interface FetchedFile {
 
 /** Downloads a URL for a URL import, bounded in size and time. */
 export interface UrlFetcher {
-  fetch(url: string, options: { maxBytes: number; timeoutMs: number }): Promise<FetchedFile>;
+  /** `headers` are sent as given (they may hold secrets: never log them). */
+  fetch(url: string, options: { maxBytes: number; timeoutMs: number; headers?: Record<string, string> }): Promise<FetchedFile>;
 }
 
 export interface FinishedUpload {

@@ -10,8 +10,8 @@ function fileNameOf(url: URL, disposition: string | null): string {
 
 /** Downloads with Node's fetch, following redirects, bounded in bytes and time. */
 export const fetchUrl: UrlFetcher = {
-  async fetch(url, { maxBytes, timeoutMs }) {
-    const response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+  async fetch(url, { maxBytes, timeoutMs, headers }) {
+    const response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), ...(headers ? { headers } : {}) });
     if (!response.ok || !response.body) throw new Error(`the server answered ${response.status} ${response.statusText}`);
     const declared = Number(response.headers.get('content-length') ?? NaN);
     if (declared > maxBytes) throw new Error(`the file is larger than ${maxBytes} bytes`);
