@@ -9,13 +9,16 @@ import { DynamoDbFlowStore } from '../adapters/aws/dynamodb-flow-store.js';
 import { LocalFlowExecutor } from '../adapters/local/local-flow-executor.js';
 import { OutboxMailer } from '../adapters/local/outbox-mailer.js';
 import { InProcessUploadEvents } from '../adapters/local/in-process-upload-events.js';
+import { CronerScheduler } from '../adapters/local/croner-scheduler.js';
 import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js';
+import { cachedFlowStore } from '../adapters/local/cached-flow-store.js';
 import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
 import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
 import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { settingsFromEnv } from '../config.js';
 import type { PlatformSettings } from '../domain/platform.js';
+import type { Clock } from '../ports/platform.js';
 import { HANDLER_MODULES } from '../handlers/index.js';
 import type { FamilyHandler, Services } from '../http/api.js';
 import { createNodeServer } from '../http/node-server.js';
@@ -38,6 +41,8 @@ export interface EmbeddedOptions {
   adminPassword?: string;
   settings?: Partial<PlatformSettings>;
   env?: NodeJS.ProcessEnv;
+  /** Replaces the system clock everywhere (tests move it to fire schedules without waiting). */
+  clock?: Clock;
 }
 
 export interface EmbeddedPlatform {
@@ -169,9 +174,12 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const blobsDir = join(options.dataDir, 'blobs');
     const tasks = new InProcessTaskQueue();
     const flowExecutor = new LocalFlowExecutor();
+    const ports = commonPorts(settings);
+    const clock = options.clock ?? ports.clock;
+    const scheduler = new CronerScheduler(clock);
     const events = new InProcessUploadEvents();
     const services = createServices({
-      flows: new DynamoDbFlowStore(documentClient(client), LOCAL_TABLE_NAME),
+      flows: cachedFlowStore(new DynamoDbFlowStore(documentClient(client), LOCAL_TABLE_NAME)),
       flowExecutor,
       mailer: new OutboxMailer(join(options.dataDir, 'outbox'), settings.mailFrom),
       events,
@@ -185,7 +193,9 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       tasks,
       // tus keeps its files inside the uploads store, so imports read them as ordinary blobs.
       uploads: new TusUploads(join(blobsDir, 'uploads', TUS_PREFIX), { maxSize: MAX_UPLOAD_BYTES }),
-      ...commonPorts(settings),
+      ...ports,
+      clock,
+      scheduler,
     });
     tasks.bind({
       runImport: (datasetId, jobId) => services.imports.run(datasetId, jobId),
@@ -196,6 +206,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     await services.imports.recoverInterrupted();
     await services.flowRuns.recoverInterrupted();
     await services.sparqlServices.recover();
+    scheduler.load(await services.platform.flows.listAllSchedules());
     const handlers = Object.fromEntries(
       (Object.keys(FAMILIES) as Family[]).map((f) => [f, HANDLER_MODULES[f].mount(services)]),
     ) as Record<Family, FamilyHandler>;
@@ -209,6 +220,8 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       options.adminAccount ?? 'admin',
       options.adminPassword,
     );
+    // Schedules fire from here on; their runs get this URL as their API URL.
+    scheduler.bind((s) => services.schedules.fire(s.blueprintUid, s.id, url));
     const runningServer = server;
     return {
       url,
@@ -217,6 +230,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       adminPasswordFile: admin.passwordFile,
       async close() {
         await closeServer(runningServer);
+        await scheduler.stop();
         flowExecutor.abortAll();
         await tasks.drain();
         await events.drain();

@@ -37,6 +37,8 @@ export const DEFAULT_RUNS_LIMIT = 100;
 /** How many stored runs one listing may read before it answers with what it found. */
 const MAX_RUNS_SCANNED = 200_000;
 const MASK = '****';
+/** How long a task works before it is recorded as running (quicker ones are written once). */
+const RUNNING_WRITE_DELAY_MS = 20;
 /** Task logs stay small (they are stored with the task instance). */
 const MAX_LOG_LINES = 200;
 const MAX_LOG_LINE = 2_000;
@@ -285,11 +287,16 @@ export class FlowRunService implements FlowRuntimeHooks {
       log: [],
       artifacts: [],
     };
-    // Readers see the task running while it works; the final write waits for this one.
-    const runningWritten = this.platform.flows.putTaskInstance({ ...instance, log: [], artifacts: [] });
-    runningWritten.catch(() => {});
+    // Readers see the task running while it works. A task that ends within a moment is written
+    // once, finished; a longer one is written as running first (the final write waits for it).
+    let runningWritten: Promise<void> | undefined;
+    const runningTimer = setTimeout(() => {
+      runningWritten = this.platform.flows.putTaskInstance({ ...instance, log: [], artifacts: [] });
+      runningWritten.catch(() => {});
+    }, RUNNING_WRITE_DELAY_MS);
     const finalWrite = async (record: TaskInstanceRecord) => {
-      await runningWritten.catch(() => {});
+      clearTimeout(runningTimer);
+      if (runningWritten) await runningWritten.catch(() => {});
       await this.platform.flows.putTaskInstance(record);
     };
     const secrets = [...Object.values(masked?.values ?? {}), ...(token ? [token] : [])].filter((s) => s.length > 0);

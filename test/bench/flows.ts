@@ -126,3 +126,73 @@ export async function benchFlows(platform: RunningPlatform): Promise<void> {
     `${CONCURRENT} concurrent runs: all started in ${secs(startedMs / 1000)}, ${finished}/${CONCURRENT} finished within ${secs(total / 1000)} (aim: all within 10 s: ${finished === CONCURRENT && total < 10_000 ? 'met' : 'missed'})`,
   );
 }
+
+/**
+ * An asset upload hook: the time from the upload's last byte (the asset version's `uploadedAt`,
+ * stamped when the platform has the whole file) to the hook run's first task starting.
+ */
+export async function benchHookLatency(platform: RunningPlatform, uploads = Number(process.env.BENCH_HOOK_UPLOADS ?? 30)): Promise<void> {
+  const admin = { authorization: `Bearer ${platform.adminToken}` };
+  const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    const res = await fetch(`${platform.url}${path}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  const login = await fetch(`${platform.url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ accountName: 'admin', password: platform.adminPassword }),
+  });
+  const { csrfToken } = (await login.json()) as { csrfToken: string };
+  const session = { cookie: login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; '), 'x-csrf-token': csrfToken };
+  await call('POST', '/datasets/admin', admin, { name: 'hook-bench', accessLevel: 'private' });
+  await call('POST', '/flows/blueprints/admin', session, {
+    id: 'bench-hook',
+    name: 'Bench: asset hook',
+    accessLevel: 'Private',
+    outputVariables: [{ name: 'asset' }],
+    tasks: [{ id: 'note', label: 'Note the asset', type: 'setVariables', settings: { values: { asset: '?system_uploadedAssetName' } } }],
+    connections: [],
+  });
+  const hook = await call('POST', '/flows/blueprints/admin/bench-hook/hooks', session, {
+    label: 'Every asset',
+    type: 'assetUpload',
+    dataset: { account: 'admin', dataset: 'hook-bench' },
+  });
+
+  const serverSide: number[] = [];
+  const clientSide: number[] = [];
+  for (let i = 0; i < uploads + 3; i++) {
+    const form = new FormData();
+    form.append('file', new Blob([`asset ${i}\n`.repeat(100)]), `file-${i}.txt`);
+    const res = await fetch(`${platform.url}/datasets/admin/hook-bench/assets`, { method: 'POST', headers: admin, body: form });
+    const answered = Date.now();
+    const asset = (await res.json()) as { identifier: string; versions: { uploadedAt?: string; createdAt?: string }[] };
+    let firstTaskAt: number | undefined;
+    for (let j = 0; j < 5_000 && firstTaskAt === undefined; j++) {
+      const runs = (await call('GET', `/flows/runs?hookId=${hook.id}&assetId=${asset.identifier}`, admin)) as { id: string }[];
+      if (runs[0]) {
+        const tasks = (await call('GET', `/flows/taskInstances?runId=${runs[0].id}`, admin)) as { startedAt?: string }[];
+        if (tasks[0]?.startedAt) firstTaskAt = Date.parse(tasks[0].startedAt);
+      }
+      if (firstTaskAt === undefined) await sleep(2);
+    }
+    if (firstTaskAt === undefined) throw new Error(`no hook run for upload ${i}`);
+    const version = asset.versions[asset.versions.length - 1]!;
+    const uploadedAt = Date.parse(version.uploadedAt ?? version.createdAt ?? '');
+    if (i >= 3) {
+      serverSide.push(firstTaskAt - uploadedAt);
+      clientSide.push(firstTaskAt - answered);
+    }
+  }
+  const s = stats(serverSide);
+  const c = stats(clientSide);
+  console.log(`# Flows: asset upload hook, upload's last byte → hook run's first task started (${s.runs} uploads)`);
+  console.log(`server timestamps (asset version uploadedAt → task startedAt): median ${ms(s.median)}, p99 ${ms(s.p99)} (aim < 200 ms: ${s.median < 200 ? 'met' : 'missed'})`);
+  console.log(`after the upload's response reached the client: median ${ms(c.median)}, p99 ${ms(c.p99)} (negative: the task had started before the response arrived)`);
+}

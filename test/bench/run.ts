@@ -12,7 +12,7 @@ import { benchImportExport } from './import-export.js';
 import { formatLoad, load, rssMiB } from './load.js';
 import { benchSavedQueries } from './saved-queries.js';
 import { benchSparql } from './sparql.js';
-import { benchFlows } from './flows.js';
+import { benchFlows, benchHookLatency } from './flows.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
 const CONCURRENCY = 16;
@@ -66,6 +66,8 @@ try {
   if (part('flows')) {
     console.log('');
     await benchFlows(platform);
+    console.log('');
+    await benchHookLatency(platform);
   }
 } finally {
   await platform.stop();

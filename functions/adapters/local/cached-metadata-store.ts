@@ -36,6 +36,18 @@ const UNCACHED_READS = new Set<keyof MetadataStore>([
 const MAX_ENTRIES = 20_000;
 
 /**
+ * Writes that can change only some cached reads. Flow runs issue and revoke a token each, and a
+ * token write must not empty the account and dataset reads every request depends on. Any write
+ * not listed here clears everything.
+ */
+const WRITE_SCOPES: Partial<Record<keyof MetadataStore, readonly (keyof MetadataStore)[]>> = {
+  putToken: ['getToken'],
+  deleteToken: ['getToken'],
+  putSession: ['getSession'],
+  deleteSession: ['getSession'],
+};
+
+/**
  * A read-through cache in front of the embedded runtime's store. It is exact, not eventual: the
  * embedded platform is the only writer of its LevelDB (dynalite holds the lock), every write goes
  * through this object, and any write clears the whole cache. A generation counter keeps a read
@@ -43,12 +55,22 @@ const MAX_ENTRIES = 20_000;
  */
 export function cachedMetadataStore(inner: MetadataStore): MetadataStore {
   const cache = new Map<string, Promise<unknown>>();
+  // A write of everything bumps `generation`; a scoped write bumps its reads' own generations.
   let generation = 0;
   let writesInFlight = 0;
+  const scopedGenerations = new Map<string, number>();
+  const scopedWritesInFlight = new Map<string, number>();
 
-  const invalidate = () => {
-    generation++;
-    cache.clear();
+  const invalidate = (scope?: readonly string[]) => {
+    if (!scope) {
+      generation++;
+      cache.clear();
+      return;
+    }
+    for (const name of scope) scopedGenerations.set(name, (scopedGenerations.get(name) ?? 0) + 1);
+    for (const key of cache.keys()) {
+      if (scope.includes(key.slice(0, key.indexOf('\u0000')))) cache.delete(key);
+    }
   };
 
   return new Proxy(inner, {
@@ -64,14 +86,15 @@ export function cachedMetadataStore(inner: MetadataStore): MetadataStore {
           const hit = cache.get(key);
           if (hit) return hit.then((v) => structuredClone(v));
           const startedAt = generation;
+          const scopedAt = scopedGenerations.get(name) ?? 0;
           const result = (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          if (writesInFlight === 0) {
+          if (writesInFlight === 0 && !scopedWritesInFlight.get(name)) {
             if (cache.size >= MAX_ENTRIES) cache.clear();
             cache.set(key, result);
             // A failed read or one that overlapped a write is not kept.
             result.then(
               () => {
-                if (generation !== startedAt) cache.delete(key);
+                if (generation !== startedAt || (scopedGenerations.get(name) ?? 0) !== scopedAt) cache.delete(key);
               },
               () => cache.delete(key),
             );
@@ -81,14 +104,17 @@ export function cachedMetadataStore(inner: MetadataStore): MetadataStore {
       }
       // Everything else writes: clear before (so no reader sees the old value after the write
       // starts) and after (so nothing read during the write survives it).
+      const scope = WRITE_SCOPES[name];
       return async (...args: unknown[]) => {
-        writesInFlight++;
-        invalidate();
+        if (scope) for (const r of scope) scopedWritesInFlight.set(r, (scopedWritesInFlight.get(r) ?? 0) + 1);
+        else writesInFlight++;
+        invalidate(scope);
         try {
           return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         } finally {
-          writesInFlight--;
-          invalidate();
+          if (scope) for (const r of scope) scopedWritesInFlight.set(r, (scopedWritesInFlight.get(r) ?? 1) - 1);
+          else writesInFlight--;
+          invalidate(scope);
         }
       };
     },
