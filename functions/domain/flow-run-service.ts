@@ -202,20 +202,19 @@ export class FlowRunService implements FlowRuntimeHooks {
       })(),
     ]);
     const now = this.platform.clock.now().toISOString();
-    // The run is written as running just before its execution starts; a failed start settles it.
+    // The run is pending until its first task starts; a failed start settles it.
     const run: RunRecord = {
       id: runId,
       blueprintUid: found.flow.uid,
       flowId: found.flow.flowId,
       ownerUid: found.flow.ownerUid,
       version: version.version,
-      status: 'running',
+      status: 'pending',
       startedFrom,
       startedByUid: starter.uid,
       ...(preset !== undefined ? { preset } : {}),
       variables: values,
       createdAt: waiting?.createdAt ?? now,
-      startedAt: now,
       apiUrl,
       executionRef: runId,
       platformTokenId: record.tokenId,
@@ -275,6 +274,10 @@ export class FlowRunService implements FlowRuntimeHooks {
     ]);
     if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
     if (isFinalRunStatus(run.status)) throw new TaskFailure(`Run ${runId} has already ended (${run.status}).`);
+    if (run.status === 'pending') {
+      // The first task to start moves the run from pending to running.
+      await this.platform.flows.updateRun({ ...run, status: 'running', startedAt: this.platform.clock.now().toISOString() });
+    }
 
     const instance: TaskInstanceRecord = {
       id: taskInstanceId(run.id, invocation.taskId),

@@ -541,6 +541,8 @@ describe('run and task statuses', () => {
     });
     const started = await startRun(p, `${path}/run`, alice);
     expect(started.status).toBe(201);
+    // pending (waiting to start) until its first task starts, then running.
+    expect(started.body.status).toBe('pending');
     const runId = started.body.id as string;
     await until('the wait task starts', async () => ((await taskOf(runId, 'pause')).status !== 'pending' ? true : undefined));
     expect((await p.request('GET', `/flows/runs/${runId}`, { token: alice })).body.status).toBe('running');
