@@ -20,6 +20,12 @@ export const ENV = {
   flowTaskWorkerArn: 'FLOW_TASK_WORKER_ARN',
   /** Start of every flow state machine's name; IAM and the execution-status rule are scoped to it. */
   flowStateMachinePrefix: 'FLOW_STATE_MACHINE_PREFIX',
+  /** The EventBridge Scheduler group every flow schedule goes in (IAM is scoped to it). */
+  flowScheduleGroup: 'FLOW_SCHEDULE_GROUP',
+  /** The role EventBridge Scheduler assumes to invoke the schedule-start function (passed to CreateSchedule). */
+  flowScheduleRoleArn: 'FLOW_SCHEDULE_ROLE_ARN',
+  /** The schedule-start function every flow schedule invokes. */
+  flowScheduleStartArn: 'FLOW_SCHEDULE_START_ARN',
   queryTimeoutMs: 'QUERY_TIMEOUT_MS',
   maxServiceStatements: 'MAX_SERVICE_STATEMENTS',
   externalSparqlEndpoint: 'EXTERNAL_SPARQL_ENDPOINT',

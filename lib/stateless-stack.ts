@@ -8,10 +8,12 @@ import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import type { Construct } from 'constructs';
 import { ENV, type EnvName } from '../functions/env-names.js';
 import { FAMILIES, ROUTES, WORKERS, type Family, type FamilySpec, type WorkerSpec } from '../functions/http/route-table.js';
-import { AppFunction, bindBucket, bindFlowExecutions, bindTable, flowExecutionArns } from './constructs/app-function.js';
+import { FLOW_SCHEDULE_NAME_PREFIX } from '../functions/adapters/aws/eventbridge-scheduler.js';
+import { AppFunction, bindBucket, bindFlowExecutions, bindFlowSchedules, bindTable, flowExecutionArns, flowScheduleArns } from './constructs/app-function.js';
 
 export interface StatelessStackProps extends StackProps {
   table: ITableV2;
@@ -25,7 +27,7 @@ export interface StatelessStackProps extends StackProps {
   flowStateMachinePrefix?: string;
 }
 
-type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table' | 'flowExecutions'>;
+type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table' | 'flowExecutions' | 'flowSchedules'>;
 export type Worker = keyof typeof WORKERS;
 
 /**
@@ -72,6 +74,10 @@ export class StatelessStack extends Stack {
   readonly flowStateMachinePrefix: string;
   /** Sends the flows' final execution statuses to the flow-settle worker. */
   readonly flowExecutionEndedRule: Rule;
+  /** Holds every flow schedule (one EventBridge Scheduler schedule each, created at run time). */
+  readonly flowScheduleGroup: ScheduleGroup;
+  /** The role EventBridge Scheduler invokes the schedule-start worker with, and nothing else. */
+  readonly flowScheduleRole: Role;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -179,9 +185,46 @@ export class StatelessStack extends Stack {
     }
     for (const name of Object.keys(WORKERS) as Worker[]) {
       const spec: WorkerSpec = WORKERS[name];
-      if (spec.grants.flowExecutions) throw new Error(`worker ${name}: workers get read-only flow access (flows: true), not flowExecutions`);
+      if (spec.grants.flowExecutions) {
+        // A worker that starts runs (the schedule-start worker) manages executions like the flows family.
+        if (name === taskWorkerName || spec.flows) throw new Error(`worker ${name}: the task worker and the flows: true workers get read-only flow access, not flowExecutions`);
+        bindFlowExecutions(workers[name], flows, 'manage');
+        continue;
+      }
       // The task worker is not told its own ARN: that would be a circular reference.
       if (spec.flows) bindFlowExecutions(workers[name], { ...flows, taskWorkerArn: name === taskWorkerName ? undefined : flows.taskWorkerArn }, 'read');
+    }
+
+    // Flow schedules: one EventBridge Scheduler schedule per flow schedule, created at run time by
+    // the families granted `flowSchedules: 'manage'`, all in one group, all invoking the
+    // schedule-start worker through one role.
+    const [scheduleStartName, ...extraScheduleStarts] = invokedBy('flowSchedules');
+    if (!scheduleStartName || extraScheduleStarts.length > 0) throw new Error('WORKERS must hold exactly one worker invoked by flowSchedules (the schedule-start worker)');
+    const scheduleStart = workers[scheduleStartName];
+    this.flowScheduleGroup = new ScheduleGroup(this, 'FlowScheduleGroup', { scheduleGroupName: `${prefix}-schedules` });
+    const groupName = this.flowScheduleGroup.scheduleGroupName;
+    const scheduleArns = flowScheduleArns(this, groupName, FLOW_SCHEDULE_NAME_PREFIX);
+    this.flowScheduleRole = new Role(this, 'FlowScheduleRole', {
+      description: `Runs the flow schedules of ${prefix}-schedules: invokes the schedule-start function`,
+      // Only EventBridge Scheduler, and only for this account's schedule group.
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': this.account },
+          ArnLike: { 'aws:SourceArn': scheduleArns.group },
+        },
+      }),
+    });
+    scheduleStart.grantInvoke(this.flowScheduleRole);
+    const schedules = { groupName, namePrefix: FLOW_SCHEDULE_NAME_PREFIX, role: this.flowScheduleRole, targetArn: scheduleStart.functionArn };
+    const declared: [AppFunction, FamilySpec['grants']][] = [
+      ...(Object.keys(FAMILIES) as Family[]).map((f): [AppFunction, FamilySpec['grants']] => [functions[f], FAMILIES[f].grants]),
+      ...(Object.keys(WORKERS) as Worker[]).map((w): [AppFunction, FamilySpec['grants']] => [workers[w], WORKERS[w].grants]),
+    ];
+    for (const [fn, grants] of declared) {
+      if (!grants.flowSchedules) continue;
+      // The schedule-start worker only removes schedules: being their target, it cannot be told its own ARN.
+      if (fn === scheduleStart && grants.flowSchedules === 'manage') throw new Error(`worker ${scheduleStartName}: flowSchedules 'remove' only (it is the schedules' target)`);
+      bindFlowSchedules(fn, schedules, grants.flowSchedules);
     }
 
     // Every final status of our executions goes to the settle worker(s). EventBridge invokes

@@ -9,6 +9,10 @@ import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { EventBridgeScheduler } from '../adapters/aws/eventbridge-scheduler.js';
+import type { FlowScheduler } from '../ports/flow-scheduler.js';
+import type { Clock } from '../ports/platform.js';
 import { DynamoDbFlowStore } from '../adapters/aws/dynamodb-flow-store.js';
 import { StepFunctionsExecutor } from '../adapters/aws/step-functions-executor.js';
 import type { FlowExecutor } from '../ports/flow-executor.js';
@@ -79,6 +83,27 @@ function flowExecutor(): FlowExecutor {
 }
 
 /**
+ * Flow schedules on EventBridge Scheduler, for the functions the stack gives the schedule group:
+ * the flows family creates, changes and removes them; the accounts family (removing a user) and
+ * the schedule-start function (a schedule whose flow or owner is gone) only remove them.
+ * Elsewhere touching a schedule is a programming error.
+ */
+function flowScheduler(clock: Clock): FlowScheduler {
+  const groupName = process.env[ENV.flowScheduleGroup];
+  if (!groupName) {
+    const refuse = async (): Promise<never> => {
+      throw new Error(`${ENV.flowScheduleGroup} is not set: this function cannot manage flow schedules`);
+    };
+    return { upsert: refuse, remove: refuse };
+  }
+  return new EventBridgeScheduler(new SchedulerClient({}), clock, {
+    groupName,
+    targetArn: process.env[ENV.flowScheduleStartArn],
+    roleArn: process.env[ENV.flowScheduleRoleArn],
+  });
+}
+
+/**
  * Resumable (tus) uploads are not wired to S3 yet: on AWS, files go through the simple upload
  * route (under 5 MB) or URL imports. Answer so clients know what to use instead.
  */
@@ -103,16 +128,18 @@ export function awsServices(): Promise<Services> {
     const settings = settingsFromEnv();
     const table = requiredEnv(ENV.tableName);
     let s3: S3Client | undefined;
+    const ports = commonPorts(settings);
     return createServices({
       store: new DynamoDbMetadataStore(db, table),
       flows: new DynamoDbFlowStore(db, table),
       flowExecutor: flowExecutor(),
+      scheduler: flowScheduler(ports.clock),
       mailer: new SesMailer(new SESv2Client({}), settings.mailFrom),
       events: new EventBridgeUploadEvents(new EventBridgeClient({})),
       blobs: bucketStores(() => (s3 ??= new S3Client({}))),
       tasks: taskQueue(),
       uploads: uploadsNotAvailable,
-      ...commonPorts(settings),
+      ...ports,
     });
   });
   return services;

@@ -11,6 +11,7 @@ import { SavedQueryService } from '../domain/saved-query-service.js';
 import { FlowService } from '../domain/flow-service.js';
 import { FlowRunService } from '../domain/flow-run-service.js';
 import { FlowHookService } from '../domain/flow-hook-service.js';
+import { FlowScheduleService } from '../domain/flow-schedule-service.js';
 import { FlowNotifier } from '../domain/flow-notifications.js';
 import { ServiceManager } from '../domain/service-manager.js';
 import { fetchUrl } from '../adapters/common/fetch-url.js';
@@ -44,8 +45,9 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
   const sparqlServices = new ServiceManager(platform, access, catalog, platform.settings.sparql);
   const savedQueries = new SavedQueryService(platform, access, sparqlServices);
   const flows = new FlowService(platform, access);
-  const flowRuns = new FlowRunService(platform, flows, auth, { platform, access, catalog, sparql: sparqlServices, savedQueries });
+  const flowRuns = new FlowRunService(platform, flows, auth, { platform, access, catalog, sparql: sparqlServices, savedQueries, datasets });
   const hooks = new FlowHookService(platform, access, flows, flowRuns);
+  const schedules = new FlowScheduleService(platform, flows, flowRuns);
   const notifier = new FlowNotifier(platform);
   flowRuns.onSettled((run, flow, definition) => notifier.runSettled(run, flow, definition));
   return {
@@ -64,6 +66,7 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
     flowRuns,
     flowRuntime: flowRuns,
     hooks,
+    schedules,
     logger,
   };
 }

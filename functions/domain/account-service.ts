@@ -8,6 +8,7 @@ import { assertAccountName, assertRoleName, nameKey } from './names.js';
 import { collectPage, type Page, type PageRequest } from './paging.js';
 import { type CustomRole, isBuiltInRole, type Permission } from './permissions.js';
 import type { Platform } from './platform.js';
+import { removeSchedule } from './flow-schedule-service.js';
 
 export interface NewAccountInput {
   type: AccountType;
@@ -210,6 +211,8 @@ export class AccountService {
       await this.access.require(caller, account, 'manageAccount', 'delete the organisation');
     }
     const store = this.platform.store;
+    // Its flow schedules stop first (their runs would act as it).
+    for (const s of await this.platform.flows.listSchedulesOfOwner(account.uid)) await removeSchedule(this.platform, s);
     for (let round = 0; round < 1000; round++) {
       const batch = await store.listDatasets(account.uid, { batch: 100 });
       for (const { item } of batch.items) {

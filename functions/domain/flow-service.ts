@@ -14,6 +14,7 @@ import type { FlowProblem } from './flows/problems.js';
 import { charLength, FLOW_LIMITS } from './flows/limits.js';
 import type { AccountAccess, Permission } from './permissions.js';
 import type { Platform } from './platform.js';
+import { removeSchedule } from './flow-schedule-service.js';
 
 /** How long a function trusts the switches it read (other functions may change them on AWS). */
 const SWITCHES_TTL_MS = 5_000;
@@ -269,6 +270,8 @@ export class FlowService {
 
   /** Removes a flow with its versions, values and runs (an account's deletion uses it too). */
   async remove(flow: FlowRecord): Promise<void> {
+    // Its schedules stop first: none may start a run of a flow going away.
+    for (const s of await this.platform.flows.listSchedules(flow.uid)) await removeSchedule(this.platform, s);
     await this.platform.flows.deleteFlow(flow);
     for (const v of await this.platform.flows.listFlowVersions(flow.uid)) {
       if (v.executable) await this.platform.flowExecutor.discard(v.executable).catch(() => {});

@@ -1,5 +1,6 @@
 import type { BlobStore } from '../ports/blob-store.js';
 import type { FlowExecutor } from '../ports/flow-executor.js';
+import type { FlowScheduler } from '../ports/flow-scheduler.js';
 import type { FlowStore } from '../ports/flow-store.js';
 import type { Mailer } from '../ports/mailer.js';
 import type { UploadEvents } from '../ports/upload-events.js';
@@ -42,6 +43,8 @@ export interface Platform {
   flows: FlowStore;
   /** Runs compiled flows: Step Functions on AWS, aws-local-stepfunctions embedded. */
   flowExecutor: FlowExecutor;
+  /** Fires flow schedules: EventBridge Scheduler on AWS, croner embedded. */
+  scheduler: FlowScheduler;
   blobs: Blobs;
   /** Outgoing email (failure emails, Send email tasks). */
   mailer: Mailer;

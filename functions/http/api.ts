@@ -11,6 +11,7 @@ import type { SavedQueryService } from '../domain/saved-query-service.js';
 import type { FlowService } from '../domain/flow-service.js';
 import type { FlowRunService } from '../domain/flow-run-service.js';
 import type { FlowHookService } from '../domain/flow-hook-service.js';
+import type { FlowScheduleService } from '../domain/flow-schedule-service.js';
 import type { FlowRuntimeHooks } from '../ports/flow-executor.js';
 import type { ServiceManager } from '../domain/service-manager.js';
 import { ValidationError } from '../domain/errors.js';
@@ -39,6 +40,8 @@ export interface Services {
   flowRuntime: FlowRuntimeHooks;
   /** Flow hooks; they also listen to upload events. */
   hooks: FlowHookService;
+  /** Flow schedules; `fire` is what their triggers call. */
+  schedules: FlowScheduleService;
   logger: ErrorLogger;
 }
 

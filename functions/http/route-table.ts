@@ -22,6 +22,11 @@ export interface FamilySpec {
     artifactsBucket?: Access;
     /** Creates, starts, stops and reads the flows' Step Functions state machines. */
     flowExecutions?: boolean;
+    /**
+     * The flows' EventBridge Scheduler schedules: 'manage' creates, changes and removes them (and
+     * passes their role); 'remove' only removes them (a removed user's schedules).
+     */
+    flowSchedules?: 'manage' | 'remove';
   };
   memoryMb: number;
   timeoutSeconds: number;
@@ -30,7 +35,7 @@ export interface FamilySpec {
 export const FAMILIES = {
   info: { grants: { table: 'R' }, memoryMb: 256, timeoutSeconds: 5 },
   auth: { grants: { table: 'RW' }, memoryMb: 512, timeoutSeconds: 10 },
-  accounts: { grants: { table: 'RW' }, memoryMb: 512, timeoutSeconds: 10 },
+  accounts: { grants: { table: 'RW', flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
   imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' }, memoryMb: 2048, timeoutSeconds: 30 },
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
@@ -40,7 +45,7 @@ export const FAMILIES = {
   sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   queries: { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
-  flows: { grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: true }, memoryMb: 1024, timeoutSeconds: 30 },
+  flows: { grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: true, flowSchedules: 'manage' }, memoryMb: 1024, timeoutSeconds: 30 },
 } as const satisfies Record<string, FamilySpec>;
 
 export type Family = keyof typeof FAMILIES;
@@ -235,9 +240,12 @@ export const routesOfFamily = (family: Family): RouteSpec[] => ROUTES.filter((r)
  * - `invokedByService`: an AWS service instead, wired by the stack: `stepFunctions` (the Task
  *   states of the flows' state machines invoke it synchronously, through the flow state machine
  *   role) or `flowExecutionEvents` (the EventBridge rule on the flows' final execution statuses
- *   invokes it asynchronously).
+ *   invokes it asynchronously) or `flowSchedules` (EventBridge Scheduler invokes it asynchronously,
+ *   through the schedule role, when a flow schedule is due).
  * `flows: true` gives the worker the flows env (state machine prefix, role and task worker ARN)
  * and read access to the flows' executions (describe only: it starts and stops nothing).
+ * `grants.flowExecutions` instead gives it what the families granted it have (it starts runs);
+ * not for the task worker, which cannot be told its own ARN.
  */
 export interface WorkerSpec {
   handler: string;
@@ -247,7 +255,7 @@ export interface WorkerSpec {
   invokedBy: readonly Family[];
   /** Required when `invokedBy` is not empty. */
   envName?: EnvName;
-  invokedByService?: 'stepFunctions' | 'flowExecutionEvents';
+  invokedByService?: 'stepFunctions' | 'flowExecutionEvents' | 'flowSchedules';
   flows?: boolean;
 }
 
@@ -277,5 +285,14 @@ export const WORKERS = {
     invokedBy: [],
     invokedByService: 'flowExecutionEvents',
     flows: true,
+  },
+  /** Starts a due schedule's run; it may start flows (flowExecutions) like the flows family. */
+  flowScheduleStart: {
+    handler: 'flow-schedule-start',
+    grants: { table: 'RW', flowExecutions: true, flowSchedules: 'remove' },
+    memoryMb: 1024,
+    timeoutSeconds: 60,
+    invokedBy: [],
+    invokedByService: 'flowSchedules',
   },
 } as const satisfies Record<string, WorkerSpec>;

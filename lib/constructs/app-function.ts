@@ -219,3 +219,52 @@ export function bindFlowExecutions(fn: LambdaFunction, flows: FlowExecutionsBind
   fn.addEnvironment(ENV.flowStateMachineRoleArn, flows.role.roleArn);
   if (flows.taskWorkerArn) fn.addEnvironment(ENV.flowTaskWorkerArn, flows.taskWorkerArn);
 }
+
+/** What functions that touch flow schedules are told: see `bindFlowSchedules`. */
+export interface FlowSchedulesBinding {
+  /** The EventBridge Scheduler group every flow schedule goes in. */
+  groupName: string;
+  /** Start of every flow schedule's name in the group. */
+  namePrefix: string;
+  /** The role EventBridge Scheduler assumes to invoke the target. */
+  role: IRole;
+  /** The schedule-start function (the schedules' target). */
+  targetArn: string;
+}
+
+/** The flow schedules (`<group>/<prefix>-*`) and the group, as IAM ARNs. */
+export function flowScheduleArns(scope: Construct, groupName: string, namePrefix: string): { schedules: string; group: string } {
+  const stack = Stack.of(scope);
+  return {
+    schedules: stack.formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${groupName}/${namePrefix}-*`, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+    group: stack.formatArn({ service: 'scheduler', resource: 'schedule-group', resourceName: groupName, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+  };
+}
+
+/** Actions of `bindFlowSchedules` on the group's flow schedules. */
+export const FLOW_SCHEDULE_ACTIONS = {
+  manage: ['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule', 'scheduler:GetSchedule'],
+  remove: ['scheduler:DeleteSchedule', 'scheduler:GetSchedule'],
+} as const;
+
+/**
+ * Lets the function touch the flow schedules in the group and tells it the group. 'manage'
+ * creates, changes and deletes them, may pass the schedule role (to EventBridge Scheduler only)
+ * and is told the role and target; 'remove' only deletes them.
+ */
+export function bindFlowSchedules(fn: LambdaFunction, schedules: FlowSchedulesBinding, access: 'manage' | 'remove'): void {
+  const arns = flowScheduleArns(fn, schedules.groupName, schedules.namePrefix);
+  fn.addToRolePolicy(new PolicyStatement({ actions: [...FLOW_SCHEDULE_ACTIONS[access]], resources: [arns.schedules] }));
+  fn.addEnvironment(ENV.flowScheduleGroup, schedules.groupName);
+  if (access === 'manage') {
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [schedules.role.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      }),
+    );
+    fn.addEnvironment(ENV.flowScheduleRoleArn, schedules.role.roleArn);
+    fn.addEnvironment(ENV.flowScheduleStartArn, schedules.targetArn);
+  }
+}

@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
 import { ENV } from '../../functions/env-names.js';
 import { FAMILIES, ROUTES, WORKERS, routeKey, type Access, type Family, type FamilySpec, type WorkerSpec } from '../../functions/http/route-table.js';
-import { ENGINE_WORKER, ENGINE_WORKER_MODULES, FLOW_EXECUTION_ACTIONS, INSTALLED_MODULES, bindBucket, bindTable, type AppFunction } from '../../lib/constructs/app-function.js';
+import { ENGINE_WORKER, ENGINE_WORKER_MODULES, FLOW_EXECUTION_ACTIONS, FLOW_SCHEDULE_ACTIONS, INSTALLED_MODULES, bindBucket, bindTable, type AppFunction } from '../../lib/constructs/app-function.js';
+import { FLOW_SCHEDULE_NAME_PREFIX } from '../../functions/adapters/aws/eventbridge-scheduler.js';
 import { SPILLED_RESPONSES_PREFIX, StatefulStack } from '../../lib/stateful-stack.js';
 import { FINAL_EXECUTION_STATUSES, FLOW_PREFIX_MAX, StatelessStack, defaultFlowPrefix, type Worker } from '../../lib/stateless-stack.js';
 
@@ -37,7 +38,7 @@ const DECLARED: DeclaredFunction[] = [
   ...WORKER_NAMES.map((worker) => ({ label: `worker ${worker}`, fn: () => stateless.workers[worker], ...WORKERS[worker] })),
 ];
 
-type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table' | 'flowExecutions'>;
+type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table' | 'flowExecutions' | 'flowSchedules'>;
 const BUCKET_GRANTS: Record<BucketGrant, string> = {
   dataBucket: ENV.dataBucketName,
   uploadsBucket: ENV.uploadsBucketName,
@@ -456,6 +457,7 @@ describe('stateless stack: flows', () => {
   const stateMachines = () => ARN('stateMachine', `${stateless.flowStateMachinePrefix}-*`);
   const executions = () => ARN('execution', `${stateless.flowStateMachinePrefix}-*:*`);
   const roleArn = () => ({ 'Fn::GetAtt': [logicalId(stateless.flowStateMachineRole), 'Arn'] });
+  const scheduleRoleArn = () => ({ 'Fn::GetAtt': [logicalId(stateless.flowScheduleRole), 'Arn'] });
   const fnArn = (w: Worker) => ({ 'Fn::GetAtt': [logicalId(stateless.workers[w]), 'Arn'] });
   const varsOf = (fn: AppFunction): Record<string, unknown> => slResources[logicalId(fn)]!.Properties.Environment?.Variables ?? {};
   /** Actions of `states:` statements by resource (rendered), and the `iam:` statements. */
@@ -537,8 +539,10 @@ describe('stateless stack: flows', () => {
       );
       expect(sorted(states.get(executions())!), family).toEqual(sorted(['states:StopExecution', 'states:DescribeExecution']));
       expect(sorted(states.get(stateMachines())!)).toEqual(sorted(FLOW_EXECUTION_ACTIONS.manage.stateMachines));
-      expect(iam, family).toHaveLength(1);
-      expect(iam[0]).toMatchObject({
+      // Passing the schedule role (to EventBridge Scheduler) is asserted with the flow schedules.
+      const statesIam = iam.filter((s) => JSON.stringify(s.Resource) !== JSON.stringify(scheduleRoleArn()));
+      expect(statesIam, family).toHaveLength(1);
+      expect(statesIam[0]).toMatchObject({
         Effect: 'Allow',
         Action: 'iam:PassRole',
         Resource: roleArn(),
@@ -559,8 +563,8 @@ describe('stateless stack: flows', () => {
   });
 
   it('gives no other function any Step Functions or IAM permission', () => {
-    for (const { label, family, fn } of DECLARED) {
-      const isFlow = family ? Boolean((FAMILIES[family] as FamilySpec).grants.flowExecutions) : FLOW_WORKERS.some((w) => stateless.workers[w] === fn());
+    for (const { label, family, fn, grants } of DECLARED) {
+      const isFlow = family ? Boolean((FAMILIES[family] as FamilySpec).grants.flowExecutions) : Boolean(grants.flowExecutions) || FLOW_WORKERS.some((w) => stateless.workers[w] === fn());
       if (isFlow) continue;
       const actions = statementsOf(logicalId(fn())).flatMap((st) => asArray(st.Action));
       expect(actions.filter((a) => a.startsWith('states:') || a.startsWith('iam:')), label).toEqual([]);
@@ -568,9 +572,10 @@ describe('stateless stack: flows', () => {
   });
 
   it('sets the flows env exactly on the functions that run flows (the task worker is not told its own ARN)', () => {
-    for (const { label, family, fn } of DECLARED) {
+    for (const { label, fn, grants } of DECLARED) {
       const vars = varsOf(fn());
-      const manager = family !== undefined && Boolean((FAMILIES[family] as FamilySpec).grants.flowExecutions);
+      // The flows family, and the schedule-start worker (it starts runs too).
+      const manager = Boolean(grants.flowExecutions);
       const worker = FLOW_WORKERS.find((w) => stateless.workers[w] === fn());
       if (!manager && !worker) {
         for (const name of [ENV.flowStateMachinePrefix, ENV.flowStateMachineRoleArn, ENV.flowTaskWorkerArn]) {
@@ -622,6 +627,133 @@ describe('stateless stack: flows', () => {
       ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(logicalId(stateless.workers[w])));
     for (const worker of SETTLE_WORKERS) expect(permissionsOn(worker)).toHaveLength(1);
     for (const worker of TASK_WORKER) expect(permissionsOn(worker)).toEqual([]);
+  });
+
+  describe('flow schedules', () => {
+    const SCHEDULE_START = WORKER_NAMES.filter((w) => spec(w).invokedByService === 'flowSchedules');
+    const group = () => `${stateless.flowStateMachinePrefix}-schedules`;
+    const SCHEDULER_ARN = (resource: string, name: string) => `arn:{AWS::Partition}:scheduler:{AWS::Region}:{AWS::AccountId}:${resource}/${name}`;
+    const schedules = () => SCHEDULER_ARN('schedule', `${group()}/${FLOW_SCHEDULE_NAME_PREFIX}-*`);
+    /** `scheduler:` actions by resource (rendered), and the iam:PassRole statements of the schedule role. */
+    const scheduleStatements = (fn: AppFunction) => {
+      const statements = statementsOf(logicalId(fn));
+      const actions = new Map<string, Set<string>>();
+      for (const st of statements.filter((x) => asArray(x.Action).some((a) => a.startsWith('scheduler:')))) {
+        expect(asArray(st.Action).every((a) => a.startsWith('scheduler:')), 'scheduler actions are not mixed with others').toBe(true);
+        for (const r of asArray(st.Resource)) actions.set(render(r), new Set([...(actions.get(render(r)) ?? []), ...asArray(st.Action)]));
+      }
+      const passRole = statements.filter((x) => asArray(x.Action).includes('iam:PassRole') && JSON.stringify(x.Resource) === JSON.stringify(scheduleRoleArn()));
+      return { actions, passRole: passRole as (Statement & { Condition?: unknown })[] };
+    };
+    const scheduleGrant = (d: DeclaredFunction) => d.grants.flowSchedules;
+
+    it('declares one schedule-start worker, invoked by EventBridge Scheduler, that starts runs and only removes schedules', () => {
+      expect(SCHEDULE_START).toEqual(['flowScheduleStart']);
+      expect(WORKERS.flowScheduleStart).toMatchObject({
+        handler: 'flow-schedule-start',
+        grants: { table: 'RW', flowExecutions: true, flowSchedules: 'remove' },
+        invokedBy: [],
+        invokedByService: 'flowSchedules',
+      });
+      expect(spec('flowScheduleStart').flows).toBeUndefined();
+      expect(FAMILIES.flows.grants.flowSchedules).toBe('manage');
+      // Removing a user removes their schedules.
+      expect(FAMILIES.accounts.grants.flowSchedules).toBe('remove');
+    });
+
+    it('has one schedule group, named after the flow prefix', () => {
+      const groups = ofType('AWS::Scheduler::ScheduleGroup');
+      expect(groups).toHaveLength(1);
+      expect(groups[0]![0]).toBe(logicalId(stateless.flowScheduleGroup));
+      expect(groups[0]![1].Properties.Name).toBe(group());
+      expect(group().length).toBeLessThanOrEqual(64);
+      // Schedule names (`<prefix>-<24-character id>`) fit EventBridge Scheduler's 64 characters.
+      expect(`${FLOW_SCHEDULE_NAME_PREFIX}-${'0'.repeat(24)}`.length).toBeLessThanOrEqual(64);
+      // The schedules themselves are made at run time, not by the stack.
+      expect(ofType('AWS::Scheduler::Schedule')).toEqual([]);
+    });
+
+    it('has a schedule role only EventBridge Scheduler (for our group) assumes, allowed only to invoke the schedule-start worker', () => {
+      const role = slResources[logicalId(stateless.flowScheduleRole)]!;
+      expect(role.Type).toBe('AWS::IAM::Role');
+      const trust = role.Properties.AssumeRolePolicyDocument.Statement as any[];
+      expect(trust).toHaveLength(1);
+      expect(trust[0]).toMatchObject({ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'scheduler.amazonaws.com' } });
+      expect(trust[0].Condition.StringEquals).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+      expect(render(trust[0].Condition.ArnLike['aws:SourceArn'])).toBe(SCHEDULER_ARN('schedule-group', group()));
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      expect(role.Properties.Policies).toBeUndefined();
+      const roleId = logicalId(stateless.flowScheduleRole);
+      const statements = ofType('AWS::IAM::Policy')
+        .filter(([, p]) => asArray(p.Properties.Roles).some((r: any) => r.Ref === roleId))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+      expect(statements.length).toBeGreaterThan(0);
+      const targetId = logicalId(stateless.workers.flowScheduleStart);
+      for (const st of statements) {
+        expect(st.Effect).toBe('Allow');
+        expect(asArray(st.Action)).toEqual(['lambda:InvokeFunction']);
+        for (const r of asArray(st.Resource)) expect(JSON.stringify(r)).toContain(targetId);
+      }
+      // No resource policy: the role's own permission is what lets EventBridge Scheduler invoke it.
+      const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(targetId));
+      expect(permissions).toEqual([]);
+    });
+
+    it("lets 'manage' functions create, change and delete only the group's flow schedules and pass only the schedule role to EventBridge Scheduler", () => {
+      const managers = DECLARED.filter((d) => scheduleGrant(d) === 'manage');
+      expect(managers.map((d) => d.label)).toEqual(['family flows']);
+      for (const d of managers) {
+        const { actions, passRole } = scheduleStatements(d.fn());
+        expect([...actions.keys()], d.label).toEqual([schedules()]);
+        expect(sorted(actions.get(schedules())!), d.label).toEqual(
+          sorted(['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule', 'scheduler:GetSchedule']),
+        );
+        expect(sorted(actions.get(schedules())!)).toEqual(sorted(FLOW_SCHEDULE_ACTIONS.manage));
+        expect(passRole, d.label).toHaveLength(1);
+        expect(passRole[0]).toMatchObject({ Effect: 'Allow', Action: 'iam:PassRole', Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } });
+        const vars = varsOf(d.fn());
+        expect(vars[ENV.flowScheduleGroup], d.label).toBe(group());
+        expect(vars[ENV.flowScheduleRoleArn], d.label).toEqual(scheduleRoleArn());
+        expect(vars[ENV.flowScheduleStartArn], d.label).toEqual(fnArn('flowScheduleStart'));
+      }
+    });
+
+    it("lets 'remove' functions only delete (and read) the group's flow schedules: no role to pass, no target", () => {
+      const removers = DECLARED.filter((d) => scheduleGrant(d) === 'remove');
+      expect(sorted(removers.map((d) => d.label))).toEqual(['family accounts', 'worker flowScheduleStart']);
+      for (const d of removers) {
+        const { actions, passRole } = scheduleStatements(d.fn());
+        expect([...actions.keys()], d.label).toEqual([schedules()]);
+        expect(sorted(actions.get(schedules())!), d.label).toEqual(sorted(['scheduler:DeleteSchedule', 'scheduler:GetSchedule']));
+        expect(passRole, d.label).toEqual([]);
+        const vars = varsOf(d.fn());
+        expect(vars[ENV.flowScheduleGroup], d.label).toBe(group());
+        expect(vars, d.label).not.toHaveProperty(ENV.flowScheduleRoleArn);
+        expect(vars, d.label).not.toHaveProperty(ENV.flowScheduleStartArn);
+      }
+    });
+
+    it('gives no other function any scheduler permission or schedule env', () => {
+      for (const d of DECLARED.filter((x) => !scheduleGrant(x))) {
+        const { actions, passRole } = scheduleStatements(d.fn());
+        expect(actions.size, d.label).toBe(0);
+        expect(passRole, d.label).toEqual([]);
+        for (const name of [ENV.flowScheduleGroup, ENV.flowScheduleRoleArn, ENV.flowScheduleStartArn]) expect(varsOf(d.fn()), `${d.label} must not see ${name}`).not.toHaveProperty(name);
+      }
+    });
+
+    it('lets the schedule-start worker start runs as the flows family does: manage the prefixed state machines, pass only their role to Step Functions', () => {
+      for (const worker of SCHEDULE_START) {
+        const { states, iam } = flowStatements(stateless.workers[worker]);
+        expect(sorted(states.keys()), worker).toEqual(sorted([stateMachines(), executions()]));
+        expect(sorted(states.get(stateMachines())!), worker).toEqual(sorted(FLOW_EXECUTION_ACTIONS.manage.stateMachines));
+        expect(sorted(states.get(executions())!), worker).toEqual(sorted(FLOW_EXECUTION_ACTIONS.manage.executions));
+        expect(iam, worker).toHaveLength(1);
+        expect(iam[0]).toMatchObject({ Action: 'iam:PassRole', Resource: roleArn(), Condition: { StringEquals: { 'iam:PassedToService': 'states.amazonaws.com' } } });
+        const vars = varsOf(stateless.workers[worker]);
+        expect(vars[ENV.flowTaskWorkerArn], worker).toEqual(fnArn('flowTaskWorker'));
+      }
+    });
   });
 });
 

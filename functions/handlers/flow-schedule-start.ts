@@ -1,0 +1,20 @@
+import middy from '@middy/core';
+import type { ScheduleStartEvent } from '../adapters/aws/eventbridge-scheduler.js';
+import { awsServices } from '../composition/aws.js';
+
+/**
+ * Lambda entry invoked (asynchronously) by EventBridge Scheduler when a flow schedule is due, with
+ * the input its schedule was created with: `{ blueprintUid, scheduleId }`. Starts the schedule's
+ * run as its owner. A run that cannot start is logged, not thrown (a retry would start it twice);
+ * failures before that (reading the schedule) throw, so Lambda retries them.
+ */
+const base = async (event: ScheduleStartEvent): Promise<void> => {
+  if (!event || typeof event.blueprintUid !== 'string' || typeof event.scheduleId !== 'string') {
+    console.error('flow-schedule-start: ignoring an event without blueprintUid and scheduleId');
+    return;
+  }
+  const services = await awsServices();
+  await services.schedules.fire(event.blueprintUid, event.scheduleId);
+};
+
+export const handler = middy<ScheduleStartEvent, void>(base);
