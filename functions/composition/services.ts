@@ -45,16 +45,21 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
   const sparqlServices = new ServiceManager(platform, access, catalog, platform.settings.sparql);
   const savedQueries = new SavedQueryService(platform, access, sparqlServices);
   const flows = new FlowService(platform, access);
+  const accounts = new AccountService(platform, access, auth, datasets);
   const flowRuns = new FlowRunService(platform, flows, auth, { platform, access, catalog, sparql: sparqlServices, savedQueries, datasets });
   const hooks = new FlowHookService(platform, access, flows, flowRuns);
   const schedules = new FlowScheduleService(platform, flows, flowRuns);
   const notifier = new FlowNotifier(platform);
   flowRuns.onSettled((run, flow, definition) => notifier.runSettled(run, flow, definition));
+  accounts.onDelete(async (account) => {
+    await hooks.removeOfOwner(account.uid);
+    await flows.removeAllOf(account.uid);
+  });
   return {
     platform,
     access,
     auth,
-    accounts: new AccountService(platform, access, auth, datasets),
+    accounts,
     datasets,
     imports: new ImportService(platform, access, catalog),
     graphs: new GraphService(access, catalog),

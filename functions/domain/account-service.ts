@@ -46,12 +46,19 @@ export function assertPassword(password: string): void {
 
 /** Accounts, organisations, members, roles and tokens. */
 export class AccountService {
+  /** What other parts remove with an account (its hooks, its flows), registered at wiring. */
+  private readonly deletionSteps: ((account: AccountRecord) => Promise<void>)[] = [];
+
   constructor(
     private readonly platform: Platform,
     private readonly access: AccessService,
     private readonly auth: AuthService,
     private readonly datasets: DatasetService,
   ) {}
+
+  onDelete(step: (account: AccountRecord) => Promise<void>): void {
+    this.deletionSteps.push(step);
+  }
 
   private now(): string {
     return this.platform.clock.now().toISOString();
@@ -213,6 +220,7 @@ export class AccountService {
     const store = this.platform.store;
     // Its flow schedules stop first (their runs would act as it).
     for (const s of await this.platform.flows.listSchedulesOfOwner(account.uid)) await removeSchedule(this.platform, s);
+    for (const step of this.deletionSteps) await step(account);
     for (let round = 0; round < 1000; round++) {
       const batch = await store.listDatasets(account.uid, { batch: 100 });
       for (const { item } of batch.items) {

@@ -286,6 +286,15 @@ export class FlowService {
     }
   }
 
+  /** Removes every flow an account owns (the account is being deleted). */
+  async removeAllOf(ownerUid: string): Promise<void> {
+    for (let i = 0; i < 1_000; i++) {
+      const batch = await this.platform.flows.listFlows(ownerUid, { batch: 100 });
+      if (batch.items.length === 0) break;
+      for (const { item } of batch.items) await this.remove(item);
+    }
+  }
+
   /** A copy of the newest version in `target` (Create flows there); masked values stay behind. */
   async copy(caller: Caller | null, accountName: string, flowId: string, input: { account?: unknown; id?: unknown; name?: unknown }) {
     const who = await this.requireEnabled(caller);
