@@ -16,4 +16,6 @@ new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
   dataBucket: stateful.dataBucket,
   uploadsBucket: stateful.uploadsBucket,
   artifactsBucket: stateful.artifactsBucket,
+  // The platform's sender address, verified in SES: `cdk deploy -c mailFrom=no-reply@your.domain`.
+  mailFrom: app.node.tryGetContext('mailFrom'),
 });

@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, Billing, PointInTimeRecoverySpecification, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type BucketProps } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, CfnBucket, ObjectOwnership, type BucketProps } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.js';
 
@@ -24,7 +24,10 @@ const PRIVATE_BUCKET: BucketProps = {
  */
 export class StatefulStack extends Stack {
   readonly table: TableV2;
-  /** Graphs and assets of datasets. */
+  /**
+   * Graphs and assets of datasets. Sends its notifications to EventBridge, where the stateless
+   * stack's rule picks asset files for the flow hook dispatcher.
+   */
   readonly dataBucket: Bucket;
   /** Temporary resumable (tus) and multipart uploads. */
   readonly uploadsBucket: Bucket;
@@ -58,6 +61,13 @@ export class StatefulStack extends Stack {
       versioned: true, // guards graphs against accidental overwrite or delete
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // S3 -> EventBridge (what `eventBridgeEnabled: true` asks for), set on the CloudFormation bucket
+    // itself: the L2 prop goes through a notifications custom resource (a Lambda function run at
+    // deploy time). Through EventBridge, the bucket needs to know nothing of the stateless stack's
+    // functions (a direct notification would be a cross-stack cycle).
+    (this.dataBucket.node.defaultChild as CfnBucket).notificationConfiguration = {
+      eventBridgeConfiguration: { eventBridgeEnabled: true },
+    };
 
     // Uploads are scratch space that the lifecycle rules empty. RETAIN like every stateful
     // resource: autoDeleteObjects would add a custom-resource Lambda just to empty it.

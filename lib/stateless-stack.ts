@@ -13,7 +13,18 @@ import type { Construct } from 'constructs';
 import { ENV, type EnvName } from '../functions/env-names.js';
 import { FAMILIES, ROUTES, WORKERS, type Family, type FamilySpec, type WorkerSpec } from '../functions/http/route-table.js';
 import { FLOW_SCHEDULE_NAME_PREFIX } from '../functions/adapters/aws/eventbridge-scheduler.js';
-import { AppFunction, bindBucket, bindFlowExecutions, bindFlowSchedules, bindTable, flowExecutionArns, flowScheduleArns } from './constructs/app-function.js';
+import { ASSET_KEY_WILDCARD, UPLOAD_EVENT_SOURCE, UPLOAD_EVENT_TYPES } from '../functions/adapters/aws/eventbridge-upload-events.js';
+import {
+  AppFunction,
+  bindBucket,
+  bindEventSource,
+  bindFlowExecutions,
+  bindFlowSchedules,
+  bindMail,
+  bindTable,
+  flowExecutionArns,
+  flowScheduleArns,
+} from './constructs/app-function.js';
 
 export interface StatelessStackProps extends StackProps {
   table: ITableV2;
@@ -25,9 +36,19 @@ export interface StatelessStackProps extends StackProps {
    * Default: from the stack name. IAM and the execution-status rule are scoped to `<prefix>-*`.
    */
   flowStateMachinePrefix?: string;
+  /**
+   * Sender address of the platform's email (flow failure emails, the Send email task), set as
+   * MAIL_FROM on the functions granted `mail`; they may send through SES from this address only.
+   * A bare address whose own or domain identity is verified in SES (in the stack's region).
+   * Default: DEFAULT_MAIL_FROM, a placeholder that SES will refuse until replaced.
+   */
+  mailFrom?: string;
 }
 
-type BucketGrant = Exclude<keyof FamilySpec['grants'], 'table' | 'flowExecutions' | 'flowSchedules'>;
+/** Placeholder sender when the stack is given no `mailFrom`: deployable, but SES sends nothing from it. */
+export const DEFAULT_MAIL_FROM = 'no-reply@example.org';
+
+type BucketGrant = 'dataBucket' | 'uploadsBucket' | 'artifactsBucket';
 export type Worker = keyof typeof WORKERS;
 
 /**
@@ -35,6 +56,9 @@ export type Worker = keyof typeof WORKERS;
  * pending work), and an event that waited an hour (throttling) is dropped rather than run late.
  */
 const WORKER_ASYNC_INVOKE = { retryAttempts: 1, maxEventAge: Duration.hours(1) };
+
+/** EventBridge rule targets: EventBridge's own retries (when it cannot invoke), then Lambda's. */
+const RULE_TARGET_RETRY = { retryAttempts: 8, maxEventAge: Duration.hours(6) };
 
 /** The final statuses of an execution: the flow-settle worker is told of these. */
 export const FINAL_EXECUTION_STATUSES = ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
@@ -78,6 +102,12 @@ export class StatelessStack extends Stack {
   readonly flowScheduleGroup: ScheduleGroup;
   /** The role EventBridge Scheduler invokes the schedule-start worker with, and nothing else. */
   readonly flowScheduleRole: Role;
+  /** Sends the data bucket's `Object Created` events for asset files to the hook dispatcher. */
+  readonly assetStoredRule: Rule;
+  /** Sends our upload events (`Import started`, `Import finished`) to the hook dispatcher. */
+  readonly uploadEventsRule: Rule;
+  /** Sender address (MAIL_FROM) of the functions granted `mail`. */
+  readonly mailFrom: string;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -88,13 +118,16 @@ export class StatelessStack extends Stack {
       uploadsBucket: { bucket: props.uploadsBucket, env: ENV.uploadsBucketName },
       artifactsBucket: { bucket: props.artifactsBucket, env: ENV.artifactsBucketName },
     };
-    // Exactly the access a table entry declares, nothing more.
+    this.mailFrom = props.mailFrom ?? DEFAULT_MAIL_FROM;
+    // Exactly the access a table entry declares, nothing more (flows: see below).
     const bindGrants = (fn: AppFunction, grants: FamilySpec['grants']): void => {
       if (grants.table) bindTable(fn, props.table, grants.table);
       for (const key of Object.keys(buckets) as BucketGrant[]) {
         const access = grants[key];
         if (access) bindBucket(fn, buckets[key].bucket, buckets[key].env, access);
       }
+      if (grants.uploadEvents) bindEventSource(fn, UPLOAD_EVENT_SOURCE);
+      if (grants.mail) bindMail(fn, this.mailFrom);
     };
 
     // No CORS: the console is served from the same origin; add it deliberately if that changes.
@@ -243,7 +276,35 @@ export class StatelessStack extends Stack {
     const settleWorkers = invokedBy('flowExecutionEvents');
     if (settleWorkers.length === 0) throw new Error('WORKERS must hold a worker invoked by flowExecutionEvents (the flow settle worker)');
     for (const name of settleWorkers) {
-      this.flowExecutionEndedRule.addTarget(new LambdaTarget(workers[name], { retryAttempts: 8, maxEventAge: Duration.hours(6) }));
+      this.flowExecutionEndedRule.addTarget(new LambdaTarget(workers[name], RULE_TARGET_RETRY));
+    }
+
+    // Flow hooks: asset files stored in the data bucket (S3 sends its events to EventBridge, see
+    // the stateful stack) and our upload events (put by the functions granted `uploadEvents`) go
+    // to the hook dispatcher(s), both on the default bus.
+    const hookWorkers = invokedBy('uploadEvents');
+    if (hookWorkers.length === 0) throw new Error('WORKERS must hold a worker invoked by uploadEvents (the flow hook dispatcher)');
+    this.assetStoredRule = new Rule(this, 'AssetStoredRule', {
+      description: 'Runs flow hooks when an asset file is stored in the data bucket',
+      eventPattern: {
+        source: ['aws.s3'],
+        detailType: ['Object Created'],
+        detail: {
+          bucket: { name: [props.dataBucket.bucketName] },
+          object: { key: EventMatch.wildcard(ASSET_KEY_WILDCARD) },
+        },
+      },
+    });
+    this.uploadEventsRule = new Rule(this, 'UploadEventsRule', {
+      description: 'Runs flow hooks when an import starts or finishes',
+      eventPattern: {
+        source: [UPLOAD_EVENT_SOURCE],
+        detailType: Object.values(UPLOAD_EVENT_TYPES),
+      },
+    });
+    for (const name of hookWorkers) {
+      this.assetStoredRule.addTarget(new LambdaTarget(workers[name], RULE_TARGET_RETRY));
+      this.uploadEventsRule.addTarget(new LambdaTarget(workers[name], RULE_TARGET_RETRY));
     }
 
     for (const route of ROUTES) {

@@ -5,7 +5,7 @@ import { awsServices } from '../composition/aws.js';
 import type { ImportFinishedEvent, ImportStartedEvent } from '../ports/upload-events.js';
 
 /** Where asset files live in the data bucket (see asset-service.ts): the notification rule's key filter. */
-export const ASSET_KEY_WILDCARD = 'datasets/*/assets/*';
+export { ASSET_KEY_WILDCARD } from '../adapters/aws/eventbridge-upload-events.js';
 const ASSET_KEY = /^datasets\/([^/]+)\/assets\/([^/]+)\/([^/]+)$/;
 
 /** S3's "Object Created" event as EventBridge delivers it (the fields used here). */

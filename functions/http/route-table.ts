@@ -27,6 +27,16 @@ export interface FamilySpec {
      * passes their role); 'remove' only removes them (a removed user's schedules).
      */
     flowSchedules?: 'manage' | 'remove';
+    /**
+     * Puts upload events (`Import started`, `Import finished`) on the default EventBridge bus,
+     * where a rule hands them to the hook dispatcher; only with the uploads' event source.
+     */
+    uploadEvents?: true;
+    /**
+     * Sends email through SES from the stack's sender address (and is told it in MAIL_FROM):
+     * the flows' failure emails when a run settles, and the Send email task.
+     */
+    mail?: true;
   };
   memoryMb: number;
   timeoutSeconds: number;
@@ -37,7 +47,7 @@ export const FAMILIES = {
   auth: { grants: { table: 'RW' }, memoryMb: 512, timeoutSeconds: 10 },
   accounts: { grants: { table: 'RW', flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
-  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' }, memoryMb: 2048, timeoutSeconds: 30 },
+  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true }, memoryMb: 2048, timeoutSeconds: 30 },
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   exports: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
@@ -45,7 +55,7 @@ export const FAMILIES = {
   sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   queries: { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
-  flows: { grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: true, flowSchedules: 'manage' }, memoryMb: 1024, timeoutSeconds: 30 },
+  flows: { grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: true, flowSchedules: 'manage', mail: true }, memoryMb: 1024, timeoutSeconds: 30 },
 } as const satisfies Record<string, FamilySpec>;
 
 export type Family = keyof typeof FAMILIES;
@@ -241,7 +251,9 @@ export const routesOfFamily = (family: Family): RouteSpec[] => ROUTES.filter((r)
  *   states of the flows' state machines invoke it synchronously, through the flow state machine
  *   role) or `flowExecutionEvents` (the EventBridge rule on the flows' final execution statuses
  *   invokes it asynchronously) or `flowSchedules` (EventBridge Scheduler invokes it asynchronously,
- *   through the schedule role, when a flow schedule is due).
+ *   through the schedule role, when a flow schedule is due) or `uploadEvents` (two EventBridge
+ *   rules invoke it asynchronously: the data bucket's S3 `Object Created` events for asset files,
+ *   and our own `Import started` / `Import finished` events).
  * `flows: true` gives the worker the flows env (state machine prefix, role and task worker ARN)
  * and read access to the flows' executions (describe only: it starts and stops nothing).
  * `grants.flowExecutions` instead gives it what the families granted it have (it starts runs);
@@ -255,14 +267,14 @@ export interface WorkerSpec {
   invokedBy: readonly Family[];
   /** Required when `invokedBy` is not empty. */
   envName?: EnvName;
-  invokedByService?: 'stepFunctions' | 'flowExecutionEvents' | 'flowSchedules';
+  invokedByService?: 'stepFunctions' | 'flowExecutionEvents' | 'flowSchedules' | 'uploadEvents';
   flows?: boolean;
 }
 
 export const WORKERS = {
   importWorker: {
     handler: 'import-worker',
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW' },
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true },
     memoryMb: 3008,
     timeoutSeconds: 900,
     invokedBy: ['imports', 'services'],
@@ -270,7 +282,7 @@ export const WORKERS = {
   },
   flowTaskWorker: {
     handler: 'flow-task-worker',
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' },
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', mail: true },
     memoryMb: 3008,
     timeoutSeconds: 900,
     invokedBy: [],
@@ -279,20 +291,37 @@ export const WORKERS = {
   },
   flowSettle: {
     handler: 'flow-settle',
-    grants: { table: 'RW', artifactsBucket: 'RW' },
+    grants: { table: 'RW', artifactsBucket: 'RW', mail: true },
     memoryMb: 1024,
     timeoutSeconds: 60,
     invokedBy: [],
     invokedByService: 'flowExecutionEvents',
     flows: true,
   },
-  /** Starts a due schedule's run; it may start flows (flowExecutions) like the flows family. */
+  /**
+   * Starts a due schedule's run; it may start flows (flowExecutions) like the flows family. A run
+   * that fails to start settles failed here, which sends the failure email (mail).
+   */
   flowScheduleStart: {
     handler: 'flow-schedule-start',
-    grants: { table: 'RW', flowExecutions: true, flowSchedules: 'remove' },
+    grants: { table: 'RW', flowExecutions: true, flowSchedules: 'remove', mail: true },
     memoryMb: 1024,
     timeoutSeconds: 60,
     invokedBy: [],
     invokedByService: 'flowSchedules',
+  },
+  /**
+   * Flow hooks: an asset file stored in the data bucket (S3 through EventBridge) or an import
+   * started or finished (our upload events) creates, starts or aborts the hooks' runs. It starts
+   * flows (flowExecutions) and issues their API tokens (table RW) like the flows family; a run that
+   * fails to start settles failed here, which sends the failure email (mail).
+   */
+  flowHookDispatcher: {
+    handler: 'flow-hook-dispatcher',
+    grants: { table: 'RW', dataBucket: 'R', flowExecutions: true, mail: true },
+    memoryMb: 1024,
+    timeoutSeconds: 300,
+    invokedBy: [],
+    invokedByService: 'uploadEvents',
   },
 } as const satisfies Record<string, WorkerSpec>;

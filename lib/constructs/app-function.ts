@@ -1,6 +1,6 @@
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -267,4 +267,57 @@ export function bindFlowSchedules(fn: LambdaFunction, schedules: FlowSchedulesBi
     fn.addEnvironment(ENV.flowScheduleRoleArn, schedules.role.roleArn);
     fn.addEnvironment(ENV.flowScheduleStartArn, schedules.targetArn);
   }
+}
+
+/** The default EventBridge bus of the function's account and region (where upload events go). */
+export function defaultEventBusArn(scope: Construct): string {
+  return Stack.of(scope).formatArn({ service: 'events', resource: 'event-bus', resourceName: 'default', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+}
+
+/**
+ * Lets the function put events on the default bus, and only events of `source` (the
+ * `events:source` condition), so it can neither imitate other sources nor reach other buses.
+ */
+export function bindEventSource(fn: LambdaFunction, source: string): void {
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['events:PutEvents'],
+      resources: [defaultEventBusArn(fn)],
+      conditions: { StringEquals: { 'events:source': source } },
+    }),
+  );
+}
+
+/** `user@example.org`: a bare address (no display name), as SES's `ses:FromAddress` compares it. */
+const MAIL_ADDRESS = /^[^\s@<>"]+@([^\s@<>"]+\.[^\s@<>".]+)$/;
+
+/**
+ * The SES identities that may send as `mailFrom`: the address's own identity and its domain's (SES
+ * authorizes against whichever of the two is verified). A token (unknown at synth) allows any
+ * identity of the account; the `ses:FromAddress` condition still pins the sender.
+ */
+export function sesIdentityArns(scope: Construct, mailFrom: string): string[] {
+  const stack = Stack.of(scope);
+  const identity = (name: string) => stack.formatArn({ service: 'ses', resource: 'identity', resourceName: name, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+  if (Token.isUnresolved(mailFrom)) return [identity('*')];
+  const match = MAIL_ADDRESS.exec(mailFrom);
+  if (!match) throw new Error(`mailFrom must be a bare email address (user@example.org), got "${mailFrom}"`);
+  return [identity(match[1]!), identity(mailFrom)];
+}
+
+/**
+ * Lets the function send email through SES (v2 SendEmail) from `mailFrom` only, and tells it the
+ * address (MAIL_FROM). Sending needs `mailFrom` (or its domain) verified in SES, and SES out of
+ * its sandbox to reach unverified recipients. Not covered: a configuration set on the identity
+ * (SES then also checks `ses:SendEmail` on the configuration set).
+ */
+export function bindMail(fn: LambdaFunction, mailFrom: string): void {
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['ses:SendEmail'],
+      resources: sesIdentityArns(fn, mailFrom),
+      conditions: { StringEquals: { 'ses:FromAddress': mailFrom } },
+    }),
+  );
+  fn.addEnvironment(ENV.mailFrom, mailFrom);
 }

@@ -104,6 +104,25 @@ describe('managing hooks', () => {
   });
 });
 
+describe('hook owners', () => {
+  it("removes a user's hooks when the user is deleted; the flow and others' hooks stay", async () => {
+    await p.createOrg('hookorg', alice);
+    await p.createUser('carol');
+    await p.addMember('hookorg', 'carol', 'owner', alice);
+    await p.createDataset('hookorg', 'drop', 'internal', alice);
+    await createFlow(p, 'hookorg', session, recorder('org-flow'));
+    const body = (label: string) => ({ label, type: 'assetUpload', dataset: { account: 'hookorg', dataset: 'drop' }, values: { mode: 'a' } });
+    const carols = await p.request('POST', '/flows/blueprints/hookorg/org-flow/hooks', { headers: await consoleSession(p, 'carol'), body: body("Carol's hook") });
+    expect(carols.status).toBe(201);
+    expect(carols.body.owner).toBe('carol');
+    const alices = await p.request('POST', '/flows/blueprints/hookorg/org-flow/hooks', { headers: session, body: body("Alice's hook") });
+    expect(alices.status).toBe(201);
+    expect((await p.request('DELETE', '/accounts/carol', { token: p.adminToken })).status).toBe(204);
+    const left = await p.request('GET', '/flows/blueprints/hookorg/org-flow/hooks', { token: alice });
+    expect(left.body.map((h: { label: string }) => h.label)).toEqual(["Alice's hook"]);
+  });
+});
+
 describe('asset upload hooks', () => {
   it('start a hook-asset run for every asset and every new version, with the asset system variables, acting as the hook creator', async () => {
     await p.createDataset('alice', 'docs', 'public', alice);

@@ -3,6 +3,13 @@ import type { AssetStoredEvent, ImportFinishedEvent, ImportStartedEvent, UploadE
 
 export const UPLOAD_EVENT_SOURCE = 'linked-data-platform.uploads';
 export const UPLOAD_EVENT_TYPES = { importStarted: 'Import started', importFinished: 'Import finished' } as const;
+/**
+ * Where asset files live in the data bucket (`datasets/<id>/assets/<identifier>/<version>`, see
+ * asset-service.ts): the key filter (EventBridge wildcard) of the rule that sends the bucket's
+ * `Object Created` events to the hook dispatcher. Here rather than in the handler so the stack
+ * can use it without loading the handler's dependencies.
+ */
+export const ASSET_KEY_WILDCARD = 'datasets/*/assets/*';
 
 /**
  * On AWS: import events go to the default EventBridge bus, where a rule hands them to the hook
