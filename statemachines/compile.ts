@@ -18,6 +18,7 @@
  *   state `<id>.end`, which ends the whole run with Error `Flow.<status>` and the record as Cause.
  *   A Stop run task records `{ status: "aborted" }` and ends the run the same way (`Flow.aborted`).
  */
+import { setsVariables } from '../functions/domain/flows/catalogue.js';
 import { TASK_CATALOGUE } from '../functions/domain/flows/catalogue.js';
 import { buildGraph, descendants, topologicalOrder, weakComponents, type TaskGraph } from '../functions/domain/flows/graph.js';
 import type { FlowDefinition, FlowTask } from '../functions/domain/flows/model.js';
@@ -328,9 +329,9 @@ class Compiler {
     return rules.length === 1 ? rules[0]! : { Or: rules };
   }
 
-  /** The Set variables tasks before `id`, in dependency order: later ones win (see effectiveVariables). */
+  /** The tasks before `id` that set variables, in dependency order: later ones win (see effectiveVariables). */
   private variableSources(id: string): string[] {
-    return this.order.filter((other) => this.tasks.get(other)!.type === 'setVariables' && this.desc.get(other)!.has(id));
+    return this.order.filter((other) => setsVariables(this.tasks.get(other)!) && this.desc.get(other)!.has(id));
   }
 
   private preds(id: string): string[] {

@@ -154,7 +154,10 @@ const RUNNERS: Partial<Record<TaskType, TaskRunner>> = {
     const responseText = await boundedText(response, HTTP_MAX_BODY_CHARS);
     ctx.log(`Answered ${response.status} ${response.statusText} (${responseText.length} characters kept).`);
     if (response.status >= 400) throw new TaskFailure(`${method} ${url} answered ${response.status} ${response.statusText}.`);
-    return { status: response.status, body: responseText };
+    const variables: Record<string, string> = {};
+    if (typeof ctx.settings.statusVariable === 'string') variables[ctx.settings.statusVariable] = String(response.status);
+    if (typeof ctx.settings.bodyVariable === 'string') variables[ctx.settings.bodyVariable] = responseText;
+    return { status: response.status, body: responseText, ...(Object.keys(variables).length > 0 ? { variables } : {}) };
   },
 
   async sparqlUpdate(ctx, services) {

@@ -289,6 +289,29 @@ describe('system variables', () => {
     expect((await taskOf(byToken.id, 'who')).output).toEqual({ variables: { by: 'alice' } });
   });
 
+  it('HTTP request: the response status and body go into output variables for later tasks', async () => {
+    const { path } = await newFlow({
+      id: fid('http-out'),
+      outputVariables: [{ name: 'code' }, { name: 'answer' }],
+      tasks: [
+        { id: 'ask', label: 'Ask', type: 'httpRequest', settings: { url: `${p.url}/info`, statusVariable: 'code', bodyVariable: 'answer' } },
+        { id: 'tell', label: 'Tell', type: 'setDescription', settings: { description: 'status ?code, ?answer' } },
+      ],
+      connections: [{ from: 'ask', to: 'tell' }],
+    });
+    const run = await runToEnd(path);
+    expect(run.status, JSON.stringify(run.error)).toBe('finished');
+    expect(run.description).toMatch(/^status 200, \{/);
+    expect((await taskOf(run.id, 'ask')).output.variables.code).toBe('200');
+    // Only declared output variables may receive them.
+    const bad = await p.request('POST', '/flows/blueprints/alice', {
+      headers: aliceSession,
+      body: { id: fid('http-bad'), name: 'Bad', accessLevel: 'Private', tasks: [{ id: 'ask', label: 'Ask', type: 'httpRequest', settings: { url: 'https://x.example/', statusVariable: 'nowhere' } }], connections: [] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.problems[0]).toMatchObject({ code: 'unknown-output-variable', path: 'tasks[0].settings.statusVariable' });
+  });
+
   it('give a platform token for the starter, masked everywhere and valid only while the run lasts', async () => {
     const id = fid('token');
     const { path } = await newFlow({

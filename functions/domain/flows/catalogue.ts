@@ -534,6 +534,13 @@ const shaclValidation: TaskTypeSpec = {
 };
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+/** Settings of the HTTP request task that name output variables for the response. */
+export const HTTP_OUTPUT_SETTINGS = ['statusVariable', 'bodyVariable'] as const;
+
+/** Whether a task sets output variables (its output's `variables` feed the tasks after it). */
+export function setsVariables(task: { type: string; settings: Record<string, unknown> }): boolean {
+  return task.type === 'setVariables' || (task.type === 'httpRequest' && HTTP_OUTPUT_SETTINGS.some((k) => typeof task.settings[k] === 'string'));
+}
 
 const httpRequest: TaskTypeSpec = {
   type: 'httpRequest',
@@ -544,6 +551,12 @@ const httpRequest: TaskTypeSpec = {
     httpUrl(s, 'url', ctx);
     s.textMap('headers', { what: 'a header value' });
     s.text('body', { what: 'the request body' });
+    // The response's status and (bounded) body can go into output variables for later tasks.
+    for (const key of HTTP_OUTPUT_SETTINGS) {
+      const name = s.text(key, { what: 'the name of an output variable', references: false });
+      if (name === undefined || ctx.isOutputVariable(name)) continue;
+      ctx.problem(s.at(key), 'unknown-output-variable', `"${name}" is not an output variable of this flow; add it to "outputVariables" first.`);
+    }
     s.finish();
   },
 };
