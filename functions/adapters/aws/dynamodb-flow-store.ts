@@ -1,29 +1,11 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type QueryCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import type {
-  FlowRecord,
-  FlowSwitches,
-  FlowVersionRecord,
-  MaskedValuesRecord,
-  RunRecord,
-  TaskInstanceRecord, HookRecord, ScheduleRecord } from '../../domain/flows/records.js';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { FlowRecord, FlowSwitches, FlowVersionRecord, HookRecord, MaskedValuesRecord, RunRecord, ScheduleRecord, TaskInstanceRecord } from '../../domain/flows/records.js';
 import { FINAL_RUN_STATUSES } from '../../domain/flows/run-status.js';
 import { ConflictError, NotFoundError } from '../../domain/errors.js';
 import { nameKey } from '../../domain/names.js';
 import type { FlowStore } from '../../ports/flow-store.js';
 import type { Batch, ListRequest } from '../../ports/metadata-store.js';
-import { TABLE_KEY_ATTRIBUTES } from './table-schema.js';
-
-type Item = Record<string, unknown>;
-type Key = Record<string, unknown>;
+import { DynamoDbTable, isConditionFailure, type Item } from './dynamodb-table.js';
 
 const versionKey = (version: number): string => `V#${String(version).padStart(8, '0')}`;
 
@@ -39,29 +21,6 @@ const K = {
   hook: (blueprintUid: string, id: string) => ({ pk: `FLOWDATA#${blueprintUid}`, sk: `HOOK#${id}` }),
 };
 
-const isConditionFailure = (e: unknown): boolean =>
-  e instanceof ConditionalCheckFailedException || (e as { name?: string })?.name === 'ConditionalCheckFailedException';
-
-/** Drops the key attributes so records come back exactly as the domain wrote them. */
-function strip<T>(item: Item): T {
-  const out: Item = { ...item };
-  for (const k of TABLE_KEY_ATTRIBUTES) delete out[k];
-  return out as T;
-}
-
-const encodeCursor = (key: Key): string => Buffer.from(JSON.stringify(key)).toString('base64url');
-
-function decodeCursor(cursor: string | undefined): Key | undefined {
-  if (!cursor) return undefined;
-  try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (key && typeof key === 'object' && !Array.isArray(key)) return key as Key;
-  } catch {
-    /* fall through */
-  }
-  return undefined;
-}
-
 /**
  * The FlowStore on DynamoDB's single table (same table as the metadata store); also runs
  * unchanged against dynalite. Every write is one single-item write; deleteRun is a sequence of
@@ -71,70 +30,7 @@ function decodeCursor(cursor: string | undefined): Key | undefined {
  * output inline, so a very chatty task (or a large output) could exceed it; the put then fails
  * with a ValidationException from DynamoDB. Callers should keep logs bounded.
  */
-export class DynamoDbFlowStore implements FlowStore {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
-
-  private async get<T>(key: Key): Promise<T | null> {
-    const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
-    return out.Item ? strip<T>(out.Item) : null;
-  }
-
-  private async putNew(item: Item, conflictMessage: string): Promise<void> {
-    try {
-      await this.db.send(
-        new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-      );
-    } catch (e) {
-      if (isConditionFailure(e)) throw new ConflictError(conflictMessage);
-      throw e;
-    }
-  }
-
-  private async put(item: Item): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: item }));
-  }
-
-  private async delete(key: Key): Promise<void> {
-    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: key }));
-  }
-
-  /** Runs a query page; each item carries the cursor of its own key. */
-  private async queryBatch<T>(
-    input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
-    keyOf: (item: Item) => Key,
-    request: ListRequest,
-  ): Promise<Batch<T>> {
-    const out = await this.db.send(
-      new QueryCommand({
-        ...input,
-        TableName: this.tableName,
-        Limit: request.batch,
-        ExclusiveStartKey: decodeCursor(request.after),
-      }),
-    );
-    const items = (out.Items ?? []).map((item) => ({ item: strip<T>(item), cursor: encodeCursor(keyOf(item)) }));
-    return { items, more: out.LastEvaluatedKey !== undefined };
-  }
-
-  /** Every item of a query, following pages; bounded because partitions here stay small. */
-  private async queryAllItems(input: Omit<QueryCommandInput, 'TableName'>, maxPages = 100): Promise<Item[]> {
-    const all: Item[] = [];
-    let start: Key | undefined;
-    for (let page = 0; page < maxPages; page++) {
-      const out = await this.db.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: start }));
-      all.push(...(out.Items ?? []));
-      start = out.LastEvaluatedKey;
-      if (!start) break;
-    }
-    return all;
-  }
-
-  private async queryAll<T>(input: Omit<QueryCommandInput, 'TableName'>): Promise<T[]> {
-    return (await this.queryAllItems(input)).map((item) => strip<T>(item));
-  }
+export class DynamoDbFlowStore extends DynamoDbTable implements FlowStore {
 
   // Switches
 

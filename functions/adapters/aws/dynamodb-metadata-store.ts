@@ -1,12 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type QueryCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../../domain/accounts.js';
 import type { AssetRecord } from '../../domain/assets.js';
 import type { DatasetRecord } from '../../domain/datasets.js';
@@ -16,10 +8,7 @@ import type { ServiceRecord } from '../../domain/services.js';
 import { ConflictError } from '../../domain/errors.js';
 import { nameKey } from '../../domain/names.js';
 import type { Batch, ListRequest, MetadataStore } from '../../ports/metadata-store.js';
-import { TABLE_KEY_ATTRIBUTES } from './table-schema.js';
-
-type Item = Record<string, unknown>;
-type Key = Record<string, unknown>;
+import { DynamoDbTable, isConditionFailure, type Item } from './dynamodb-table.js';
 
 const K = {
   instance: { pk: 'INSTANCE', sk: 'CONFIG' },
@@ -38,91 +27,8 @@ const K = {
   queryVersion: (queryId: string, version: number) => ({ pk: `QUERYV#${queryId}`, sk: `V#${String(version).padStart(8, '0')}` }),
 };
 
-const isConditionFailure = (e: unknown): boolean =>
-  e instanceof ConditionalCheckFailedException || (e as { name?: string })?.name === 'ConditionalCheckFailedException';
-
-/** Drops the key attributes so records come back exactly as the domain wrote them. */
-function strip<T>(item: Item): T {
-  const out: Item = { ...item };
-  for (const k of TABLE_KEY_ATTRIBUTES) delete out[k];
-  return out as T;
-}
-
-const encodeCursor = (key: Key): string => Buffer.from(JSON.stringify(key)).toString('base64url');
-
-function decodeCursor(cursor: string | undefined): Key | undefined {
-  if (!cursor) return undefined;
-  try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (key && typeof key === 'object' && !Array.isArray(key)) return key as Key;
-  } catch {
-    /* fall through */
-  }
-  return undefined;
-}
-
 /** The MetadataStore on DynamoDB's single table; also runs unchanged against dynalite. */
-export class DynamoDbMetadataStore implements MetadataStore {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
-
-  private async get<T>(key: Key): Promise<T | null> {
-    const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
-    return out.Item ? strip<T>(out.Item) : null;
-  }
-
-  private async putNew(item: Item, conflictMessage: string): Promise<void> {
-    try {
-      await this.db.send(
-        new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-      );
-    } catch (e) {
-      if (isConditionFailure(e)) throw new ConflictError(conflictMessage);
-      throw e;
-    }
-  }
-
-  private async put(item: Item): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: item }));
-  }
-
-  private async delete(key: Key): Promise<boolean> {
-    const out = await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: key, ReturnValues: 'ALL_OLD' }));
-    return out.Attributes !== undefined;
-  }
-
-  /** Runs a query page; each item carries the cursor of its own key. */
-  private async queryBatch<T>(
-    input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
-    keyOf: (item: Item) => Key,
-    request: ListRequest,
-  ): Promise<Batch<T>> {
-    const out = await this.db.send(
-      new QueryCommand({
-        ...input,
-        TableName: this.tableName,
-        Limit: request.batch,
-        ExclusiveStartKey: decodeCursor(request.after),
-      }),
-    );
-    const items = (out.Items ?? []).map((item) => ({ item: strip<T>(item), cursor: encodeCursor(keyOf(item)) }));
-    return { items, more: out.LastEvaluatedKey !== undefined };
-  }
-
-  /** Every item of a query, following pages; bounded because partitions here stay small. */
-  private async queryAll<T>(input: Omit<QueryCommandInput, 'TableName'>, maxPages = 100): Promise<T[]> {
-    const all: T[] = [];
-    let start: Key | undefined;
-    for (let page = 0; page < maxPages; page++) {
-      const out = await this.db.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: start }));
-      for (const item of out.Items ?? []) all.push(strip<T>(item));
-      start = out.LastEvaluatedKey;
-      if (!start) break;
-    }
-    return all;
-  }
+export class DynamoDbMetadataStore extends DynamoDbTable implements MetadataStore {
 
   async getInstanceSecret(): Promise<string | null> {
     return (await this.get<{ secret: string }>(K.instance))?.secret ?? null;
