@@ -41,14 +41,6 @@ export class FlowHookService implements UploadEvents {
 
   // ---- Managing hooks ----
 
-  private async manageable(caller: Caller | null, account: string, flowId: string, what: string): Promise<{ who: Caller; found: VisibleFlow }> {
-    const who = await this.flows.requireEnabled(caller);
-    const found = await this.flows.visibleFlow(who, account, flowId);
-    this.flows.requireConsole(who, what);
-    this.flows.requirePermission(who, found, 'manageFlowBlueprints', what);
-    return { who, found };
-  }
-
   async view(hook: HookRecord): Promise<HookView> {
     const [owner, dataset] = await Promise.all([this.platform.store.getAccount(hook.ownerUid), this.platform.store.getDatasetById(hook.datasetId)]);
     const datasetOwner = dataset ? await this.platform.store.getAccount(dataset.ownerUid) : null;
@@ -74,7 +66,7 @@ export class FlowHookService implements UploadEvents {
   }
 
   async create(caller: Caller | null, account: string, flowId: string, input: HookInput): Promise<HookView> {
-    const { who, found } = await this.manageable(caller, account, flowId, 'add hooks');
+    const { who, found } = await this.flows.manageableFlow(caller, account, flowId, 'add hooks');
     const now = this.platform.clock.now().toISOString();
     const checked = await this.checked(who, found, input, undefined);
     const hook: HookRecord = { id: this.platform.ids.newId(), blueprintUid: found.flow.uid, ownerUid: who.uid, createdAt: now, updatedAt: now, ...checked };
@@ -83,7 +75,7 @@ export class FlowHookService implements UploadEvents {
   }
 
   async update(caller: Caller | null, account: string, flowId: string, hookId: string, input: HookInput): Promise<HookView> {
-    const { who, found } = await this.manageable(caller, account, flowId, 'change hooks');
+    const { who, found } = await this.flows.manageableFlow(caller, account, flowId, 'change hooks');
     const hook = await this.platform.flows.getHook(found.flow.uid, hookId);
     if (!hook) throw new NotFoundError(`Flow "${flowId}" has no hook "${hookId}".`);
     const checked = await this.checked(who, found, input, hook);
@@ -97,7 +89,7 @@ export class FlowHookService implements UploadEvents {
   }
 
   async delete(caller: Caller | null, account: string, flowId: string, hookId: string): Promise<void> {
-    const { found } = await this.manageable(caller, account, flowId, 'delete hooks');
+    const { found } = await this.flows.manageableFlow(caller, account, flowId, 'delete hooks');
     if (!(await this.platform.flows.getHook(found.flow.uid, hookId))) throw new NotFoundError(`Flow "${flowId}" has no hook "${hookId}".`);
     await this.platform.flows.deleteHook(found.flow.uid, hookId);
   }

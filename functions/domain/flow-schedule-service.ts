@@ -44,14 +44,6 @@ export class FlowScheduleService {
 
   // ---- Managing schedules ----
 
-  private async manageable(caller: Caller | null, account: string, flowId: string, what: string): Promise<{ who: Caller; found: VisibleFlow }> {
-    const who = await this.flows.requireEnabled(caller);
-    const found = await this.flows.visibleFlow(who, account, flowId);
-    this.flows.requireConsole(who, what);
-    this.flows.requirePermission(who, found, 'manageFlowBlueprints', what);
-    return { who, found };
-  }
-
   private async existing(found: VisibleFlow, scheduleId: string): Promise<ScheduleRecord> {
     const schedule = await this.platform.flows.getSchedule(found.flow.uid, scheduleId);
     if (!schedule) throw new NotFoundError(`Flow "${found.flow.flowId}" has no schedule "${scheduleId}".`);
@@ -82,7 +74,7 @@ export class FlowScheduleService {
   }
 
   async create(caller: Caller | null, account: string, flowId: string, input: ScheduleInput): Promise<ScheduleView> {
-    const { who, found } = await this.manageable(caller, account, flowId, 'add schedules');
+    const { who, found } = await this.flows.manageableFlow(caller, account, flowId, 'add schedules');
     const definition = (await this.flows.version(found.flow, found.flow.latestVersion)).definition;
     if (input.recurrence === undefined) throw new ValidationError('recurrence: say when the schedule fires, e.g. {"every": "day", "at": "02:30"}.');
     if (input.enabled !== undefined && typeof input.enabled !== 'boolean') throw new ValidationError('enabled: true or false.');
@@ -111,7 +103,7 @@ export class FlowScheduleService {
   }
 
   async update(caller: Caller | null, account: string, flowId: string, scheduleId: string, input: ScheduleInput): Promise<ScheduleView> {
-    const { who, found } = await this.manageable(caller, account, flowId, 'change schedules');
+    const { who, found } = await this.flows.manageableFlow(caller, account, flowId, 'change schedules');
     const current = await this.existing(found, scheduleId);
     if (current.ownerUid !== who.uid && !who.isAdmin) {
       const owner = await this.platform.store.getAccount(current.ownerUid);
@@ -142,7 +134,7 @@ export class FlowScheduleService {
   }
 
   async delete(caller: Caller | null, account: string, flowId: string, scheduleId: string): Promise<void> {
-    const { found } = await this.manageable(caller, account, flowId, 'delete schedules');
+    const { found } = await this.flows.manageableFlow(caller, account, flowId, 'delete schedules');
     await removeSchedule(this.platform, await this.existing(found, scheduleId));
   }
 

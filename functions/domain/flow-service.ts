@@ -103,6 +103,15 @@ export class FlowService {
     }
   }
 
+  /** A flow whose configuration (schedules, hooks) the caller may change: console + Manage flow blueprints. */
+  async manageableFlow(caller: Caller | null, accountName: string, flowId: string, what: string): Promise<{ who: Caller; found: VisibleFlow }> {
+    const who = await this.requireEnabled(caller);
+    const found = await this.visibleFlow(who, accountName, flowId);
+    this.requireConsole(who, what);
+    this.requirePermission(who, found, 'manageFlowBlueprints', what);
+    return { who, found };
+  }
+
   requirePermission(caller: Caller, found: { access: AccountAccess; owner: AccountRecord }, permission: Permission, what: string): void {
     if (found.access.permissions.has(permission)) return;
     throw new ForbiddenError(`Forbidden. Account "${caller.accountName}" may not ${what} of "${found.owner.accountName}".`);

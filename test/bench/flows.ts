@@ -17,6 +17,32 @@ const CONCURRENT = Number(process.env.BENCH_FLOW_CONCURRENT ?? 100);
 const TASKS = 5;
 const FINAL = new Set(['finished', 'failed', 'timeout', 'aborted']);
 
+/** JSON calls with the caller's headers; a non-2xx answer throws. */
+function caller(platform: RunningPlatform) {
+  return async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    const res = await fetch(`${platform.url}${path}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+}
+
+/** The administrator's console session (flows are created only from one). */
+async function consoleSession(platform: RunningPlatform): Promise<Record<string, string>> {
+  const login = await fetch(`${platform.url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ accountName: 'admin', password: platform.adminPassword }),
+  });
+  if (!login.ok) throw new Error(`login: ${login.status} ${await login.text()}`);
+  const { csrfToken } = (await login.json()) as { csrfToken: string };
+  return { cookie: login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; '), 'x-csrf-token': csrfToken };
+}
+
 function linearFlow(): Record<string, unknown> {
   const tasks = Array.from({ length: TASKS }, (_, i) => ({
     id: `t${i + 1}`,
@@ -50,27 +76,10 @@ async function bareRuns(flow: FlowDefinition, runs: number): Promise<number[]> {
 
 export async function benchFlows(platform: RunningPlatform): Promise<void> {
   const admin = { authorization: `Bearer ${platform.adminToken}` };
-  const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-    const res = await fetch(`${platform.url}${path}`, {
-      method,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
+  const call = caller(platform);
   await call('PATCH', '/admin/flows', admin, { flowsEnabled: true });
-  const login = await fetch(`${platform.url}/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ accountName: 'admin', password: platform.adminPassword }),
-  });
-  if (!login.ok) throw new Error(`login: ${login.status} ${await login.text()}`);
-  const { csrfToken } = (await login.json()) as { csrfToken: string };
-  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
   const definition = linearFlow();
-  await call('POST', '/flows/blueprints/admin', { cookie, 'x-csrf-token': csrfToken }, definition);
+  await call('POST', '/flows/blueprints/admin', await consoleSession(platform), definition);
 
   const untilEnded = async (runId: string, deadlineMs: number) => {
     for (let i = 0; i < 100_000 && performance.now() < deadlineMs; i++) {
@@ -133,23 +142,8 @@ export async function benchFlows(platform: RunningPlatform): Promise<void> {
  */
 export async function benchHookLatency(platform: RunningPlatform, uploads = Number(process.env.BENCH_HOOK_UPLOADS ?? 30)): Promise<void> {
   const admin = { authorization: `Bearer ${platform.adminToken}` };
-  const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-    const res = await fetch(`${platform.url}${path}`, {
-      method,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
-  const login = await fetch(`${platform.url}/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ accountName: 'admin', password: platform.adminPassword }),
-  });
-  const { csrfToken } = (await login.json()) as { csrfToken: string };
-  const session = { cookie: login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; '), 'x-csrf-token': csrfToken };
+  const call = caller(platform);
+  const session = await consoleSession(platform);
   await call('POST', '/datasets/admin', admin, { name: 'hook-bench', accessLevel: 'private' });
   await call('POST', '/flows/blueprints/admin', session, {
     id: 'bench-hook',
