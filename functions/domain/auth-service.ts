@@ -134,6 +134,20 @@ export class AuthService {
     input: { description: string; readOnly: boolean },
     apiUrl: string,
   ): Promise<{ record: TokenRecord; token: string }> {
+    const minted = await this.mintToken(account, input, apiUrl);
+    await this.platform.store.putToken(minted.record);
+    return minted;
+  }
+
+  /**
+   * A signed token and its record, not stored yet: the caller stores the record (with
+   * `MetadataStore.putToken`) alongside its own writes. The token works only once stored.
+   */
+  async mintToken(
+    account: AccountRecord,
+    input: { description: string; readOnly: boolean },
+    apiUrl: string,
+  ): Promise<{ record: TokenRecord; token: string }> {
     const tokenId = this.platform.ids.newId();
     const token = await this.platform.tokens.sign({ iss: apiUrl, sub: account.uid, jti: tokenId }, await this.issuingSecret());
     const record: TokenRecord = {
@@ -144,7 +158,6 @@ export class AuthService {
       tokenHash: this.platform.tokens.digest(token),
       createdAt: this.platform.clock.now().toISOString(),
     };
-    await this.platform.store.putToken(record);
     return { record, token };
   }
 

@@ -192,7 +192,7 @@ export class FlowRunService implements FlowRuntimeHooks {
     const asl = this.definitionOf(version);
     let executable = version.executable;
     const [{ record, token }] = await Promise.all([
-      this.auth.issueToken(starterAccount, { description: `Flow run ${runId} (valid while the run lasts)`, readOnly: false }, apiUrl),
+      this.auth.mintToken(starterAccount, { description: `Flow run ${runId} (valid while the run lasts)`, readOnly: false }, apiUrl),
       (async () => {
         if (executable) return;
         executable = await this.platform.flowExecutor.prepare({ blueprintUid: version.blueprintUid, version: version.version, definition: asl });
@@ -223,6 +223,7 @@ export class FlowRunService implements FlowRuntimeHooks {
     const [written] = await Promise.all([
       waiting ? this.platform.flows.updateRun(run) : this.platform.flows.createRun(run).then(() => true),
       this.platform.flows.putRunSecret(run.id, token),
+      this.platform.store.putToken(record),
     ]);
     if (!written) {
       // The waiting run was aborted meanwhile: nothing starts.
@@ -274,10 +275,9 @@ export class FlowRunService implements FlowRuntimeHooks {
     ]);
     if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
     if (isFinalRunStatus(run.status)) throw new TaskFailure(`Run ${runId} has already ended (${run.status}).`);
-    if (run.status === 'pending') {
-      // The first task to start moves the run from pending to running.
-      await this.platform.flows.updateRun({ ...run, status: 'running', startedAt: this.platform.clock.now().toISOString() });
-    }
+    // The first task to start moves the run from pending to running (written while the task works).
+    const runStarted = run.status === 'pending' ? this.platform.flows.updateRun({ ...run, status: 'running', startedAt: this.platform.clock.now().toISOString() }) : undefined;
+    runStarted?.catch(() => {});
 
     const instance: TaskInstanceRecord = {
       id: taskInstanceId(run.id, invocation.taskId),
@@ -300,7 +300,7 @@ export class FlowRunService implements FlowRuntimeHooks {
     const finalWrite = async (record: TaskInstanceRecord) => {
       clearTimeout(runningTimer);
       if (runningWritten) await runningWritten.catch(() => {});
-      await this.platform.flows.putTaskInstance(record);
+      await Promise.all([this.platform.flows.putTaskInstance(record), runStarted?.catch(() => {})]);
     };
     const secrets = [...Object.values(masked?.values ?? {}), ...(token ? [token] : [])].filter((s) => s.length > 0);
     const mask = (text: string) => secrets.reduce((t, s) => t.split(s).join(MASK), text);

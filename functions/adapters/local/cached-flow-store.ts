@@ -37,6 +37,16 @@ const WRITES: Partial<Record<keyof FlowStore, Invalidation>> = {
 
 const MAX_ENTRIES = 20_000;
 
+/** Writes whose outcome is the new value of one cached read (when they succeeded). */
+function writtenThrough(method: keyof FlowStore, args: Args, result: unknown): { key: string; value: unknown } | undefined {
+  if (method === 'createRun' || (method === 'updateRun' && result === true)) {
+    const run = args[0] as { id: string };
+    return { key: key('getRun', run.id), value: run };
+  }
+  if (method === 'putRunSecret') return { key: key('getRunSecret', args[0]), value: args[1] };
+  return undefined;
+}
+
 /**
  * An exact read cache in front of the embedded platform's flow store, like the metadata store's
  * (`cached-metadata-store.ts`): this process is the only writer of its LevelDB, and every write
@@ -100,11 +110,18 @@ export function cachedFlowStore(inner: FlowStore): FlowStore {
         const marks = all ? ['*'] : [...keys, ...methods];
         for (const m of marks) inFlight.set(m, (inFlight.get(m) ?? 0) + 1);
         invalidate(keys, methods, all);
+        let succeeded = false;
+        let result: unknown;
         try {
-          return await call(args);
+          result = await call(args);
+          succeeded = true;
+          return result;
         } finally {
           for (const m of marks) inFlight.set(m, (inFlight.get(m) ?? 1) - 1);
           invalidate(keys, methods, all);
+          // A run just written is read back by the next task at once: keep what was written.
+          const written = succeeded ? writtenThrough(method, args, result) : undefined;
+          if (written && !inFlight.get(written.key)) cache.set(written.key, Promise.resolve(structuredClone(written.value)));
         }
       };
     },
