@@ -23,6 +23,9 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformS
     publicApiUrl,
     consoleUrl: env[ENV.consoleUrl]?.replace(/\/+$/, '') || undefined,
     mailFrom: env[ENV.mailFrom] || 'platform@localhost',
+    // Deployments never call private networks unless told to; the embedded platform's default is
+    // set by its composition (a laptop's data is often on localhost).
+    outbound: { allowPrivateNetworks: env[ENV.outboundAllowPrivateNetworks] === 'true' },
     version: PLATFORM_VERSION,
     enabledServices,
     featureToggles: { flows: env[ENV.flowsEnabled] === 'true', queryJobsApi: false },

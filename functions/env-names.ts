@@ -13,6 +13,8 @@ export const ENV = {
   flowsEnabled: 'FLOWS_ENABLED',
   /** Sender address of the platform's email (a verified SES identity on AWS). */
   mailFrom: 'MAIL_FROM',
+  /** `true` lets URL imports and flow tasks call loopback and private-network addresses. */
+  outboundAllowPrivateNetworks: 'OUTBOUND_ALLOW_PRIVATE_NETWORKS',
   importWorkerFunctionName: 'IMPORT_WORKER_FUNCTION_NAME',
   /** The role the flows' state machines run as (passed to CreateStateMachine). */
   flowStateMachineRoleArn: 'FLOW_STATE_MACHINE_ROLE_ARN',

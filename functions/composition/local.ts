@@ -17,6 +17,7 @@ import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
 import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { settingsFromEnv } from '../config.js';
+import { ENV } from '../env-names.js';
 import type { PlatformSettings } from '../domain/platform.js';
 import type { Clock } from '../ports/platform.js';
 import { HANDLER_MODULES } from '../handlers/index.js';
@@ -170,7 +171,13 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
   let server: Server | undefined;
   try {
     await ensureTable(client, LOCAL_TABLE_NAME);
-    const settings = { ...settingsFromEnv(options.env ?? process.env), ...options.settings };
+    const env = options.env ?? process.env;
+    const settings = {
+      ...settingsFromEnv(env),
+      // On a laptop, data on localhost is the common case: allowed unless switched off.
+      outbound: { allowPrivateNetworks: env[ENV.outboundAllowPrivateNetworks] !== 'false' },
+      ...options.settings,
+    };
     const blobsDir = join(options.dataDir, 'blobs');
     const tasks = new InProcessTaskQueue();
     const flowExecutor = new LocalFlowExecutor();

@@ -14,7 +14,7 @@ import { FlowHookService } from '../domain/flow-hook-service.js';
 import { FlowScheduleService } from '../domain/flow-schedule-service.js';
 import { FlowNotifier } from '../domain/flow-notifications.js';
 import { ServiceManager } from '../domain/service-manager.js';
-import { fetchUrl } from '../adapters/common/fetch-url.js';
+import { urlFetcher } from '../adapters/common/fetch-url.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
 import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol-engine.js';
@@ -25,7 +25,7 @@ import type { ErrorLogger } from '../http/errors.js';
 /** The ports whose adapters are the same in both runtimes (storage, tasks and uploads differ). */
 export function commonPorts(settings: PlatformSettings) {
   return {
-    fetcher: fetchUrl,
+    fetcher: urlFetcher(settings.outbound),
     engine: oxigraphEngine,
     externalEngine: settings.sparql.external && new SparqlProtocolEngine(settings.sparql.external),
     clock: systemClock,

@@ -136,7 +136,7 @@ const RUNNERS: Partial<Record<TaskType, TaskRunner>> = {
     return { artifact: artifact.id, fileName };
   },
 
-  async httpRequest(ctx) {
+  async httpRequest(ctx, services) {
     const method = String(ctx.settings.method ?? 'GET');
     const url = text(ctx, ctx.settings.url);
     if (!/^https?:\/\//i.test(url)) throw new TaskFailure(`The URL "${url}" is not an http(s) URL; check the variables it uses.`);
@@ -146,7 +146,7 @@ const RUNNERS: Partial<Record<TaskType, TaskRunner>> = {
     ctx.log(`${method} ${url}`);
     let response: Response;
     try {
-      response = await fetch(url, { method, headers, body, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+      response = await services.platform.fetcher.request(url, { method, headers, ...(body !== undefined ? { body } : {}), timeoutMs });
     } catch (e) {
       const cause = (e as Error & { cause?: Error }).cause?.message ?? (e as Error).message;
       throw new TaskFailure(`${method} ${url} failed: ${cause}`);

@@ -14,6 +14,8 @@ export interface PlatformSettings {
   consoleUrl?: string;
   /** Sender address of the platform's email. */
   mailFrom: string;
+  /** Where requests on a user's behalf may go (URL imports, flow tasks). */
+  outbound: { allowPrivateNetworks: boolean };
   version: string;
   enabledServices: string[];
   featureToggles: Record<string, boolean>;

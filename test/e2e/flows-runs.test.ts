@@ -1019,3 +1019,41 @@ describe('run listing', () => {
     });
   });
 });
+
+describe('where tasks may send requests', () => {
+  it('never reaches a cloud metadata address', async () => {
+    const { path } = await newFlow({
+      id: fid('metadata'),
+      tasks: [{ id: 'peek', label: 'Peek', type: 'httpRequest', settings: { url: 'http://169.254.169.254/latest/meta-data/' } }],
+      connections: [],
+    });
+    const run = await runToEnd(path);
+    expect(run.status).toBe('failed');
+    expect(run.error.message).toMatch(/169\.254\.169\.254 is a link-local address/);
+  });
+
+  it('reaches private networks only where the instance allows them', async () => {
+    const closed = await TestPlatform.start({ env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } });
+    try {
+      const carol = await closed.createUser('carol');
+      await enableFlows(closed);
+      const session = await consoleSession(closed, 'carol');
+      await createFlow(closed, 'carol', session, {
+        id: 'local-call',
+        name: 'Local call',
+        accessLevel: 'Private',
+        tasks: [{ id: 'call', label: 'Call', type: 'httpRequest', settings: { url: `${echoUrl}/hello` } }],
+        connections: [],
+      });
+      const started = await startRun(closed, '/flows/blueprints/carol/local-call/run', carol);
+      const run = await waitForRun(closed, started.body.id, carol);
+      expect(run.status).toBe('failed');
+      expect(run.error.message).toMatch(/loopback or private-network address/);
+      // The same request works on the embedded default (private networks allowed).
+      const open = await newFlow({ id: fid('local-call'), tasks: [{ id: 'call', label: 'Call', type: 'httpRequest', settings: { url: `${echoUrl}/hello` } }], connections: [] });
+      expect((await runToEnd(open.path)).status).toBe('finished');
+    } finally {
+      await closed.stop();
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { Readable, Transform } from 'node:stream';
 import type { FetchedFile, UrlFetcher } from '../../ports/platform.js';
+import { guardedFetch, type OutboundPolicy } from './outbound-guard.js';
 
 /** The file name a download gets: Content-Disposition, else the last path segment. */
 function fileNameOf(url: URL, disposition: string | null): string {
@@ -8,10 +9,17 @@ function fileNameOf(url: URL, disposition: string | null): string {
   return name.replace(/[^\w.-]/g, '_') || 'download';
 }
 
-/** Downloads with Node's fetch, following redirects, bounded in bytes and time. */
-export const fetchUrl: UrlFetcher = {
+/**
+ * Downloads with Node's fetch, following redirects, bounded in bytes and time, and only to
+ * destinations the outbound policy allows.
+ */
+export const urlFetcher = (policy: OutboundPolicy): UrlFetcher => ({
+  request(url, { timeoutMs, ...init }) {
+    return guardedFetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }, policy);
+  },
+
   async fetch(url, { maxBytes, timeoutMs, headers }) {
-    const response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), ...(headers ? { headers } : {}) });
+    const response = await guardedFetch(url, { signal: AbortSignal.timeout(timeoutMs), ...(headers ? { headers } : {}) }, policy);
     if (!response.ok || !response.body) throw new Error(`the server answered ${response.status} ${response.statusText}`);
     const declared = Number(response.headers.get('content-length') ?? NaN);
     if (declared > maxBytes) throw new Error(`the file is larger than ${maxBytes} bytes`);
@@ -32,4 +40,4 @@ export const fetchUrl: UrlFetcher = {
     };
     return file;
   },
-};
+});
