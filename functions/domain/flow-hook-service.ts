@@ -8,7 +8,7 @@
 import type { AccessService } from './access-service.js';
 import type { AccountRecord } from './accounts.js';
 import type { Caller } from './caller.js';
-import { NotFoundError, ValidationError } from './errors.js';
+import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
 import { checkStartValues, type FlowRunService } from './flow-run-service.js';
 import type { FlowService, VisibleFlow } from './flow-service.js';
 import { charLength, FLOW_LIMITS } from './flows/limits.js';
@@ -78,6 +78,10 @@ export class FlowHookService implements UploadEvents {
     const { who, found } = await this.flows.manageableFlow(caller, account, flowId, 'change hooks');
     const hook = await this.platform.flows.getHook(found.flow.uid, hookId);
     if (!hook) throw new NotFoundError(`Flow "${flowId}" has no hook "${hookId}".`);
+    // Its runs act as its creator: nobody else may change what they run with.
+    if (hook.ownerUid !== who.uid && !who.isAdmin) {
+      throw new ForbiddenError('Forbidden. A hook belongs to its creator, whose account its runs act as; only they (or an administrator) change it. Delete it and add your own instead.');
+    }
     const checked = await this.checked(who, found, input, hook);
     const next: HookRecord = { ...hook, ...checked, updatedAt: this.platform.clock.now().toISOString() };
     if (input.preset === undefined && input.values === undefined) {

@@ -117,6 +117,10 @@ describe('hook owners', () => {
     expect(carols.body.owner).toBe('carol');
     const alices = await p.request('POST', '/flows/blueprints/hookorg/org-flow/hooks', { headers: session, body: body("Alice's hook") });
     expect(alices.status).toBe(201);
+    // Alice may not change Carol's hook (its runs act as Carol), though she may delete it.
+    const taken = await p.request('PATCH', `/flows/blueprints/hookorg/org-flow/hooks/${carols.body.id}`, { headers: session, body: { values: { mode: 'b' } } });
+    expect(taken.status).toBe(403);
+    expect(taken.body.message).toMatch(/belongs to its creator/);
     expect((await p.request('DELETE', '/accounts/carol', { token: p.adminToken })).status).toBe(204);
     const left = await p.request('GET', '/flows/blueprints/hookorg/org-flow/hooks', { token: alice });
     expect(left.body.map((h: { label: string }) => h.label)).toEqual(["Alice's hook"]);
