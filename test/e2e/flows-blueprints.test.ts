@@ -342,10 +342,12 @@ describe('instance switches', () => {
         expect(res.body.message).toMatch(/Flows are not enabled/);
       }
       expect((await post('/flows/blueprints/alice', small('while-off'))).status).toBe(404);
+      expect((await p.request('GET', '/info')).body.featureToggles.flows).toBe(false);
     } finally {
       await enableFlows(p);
     }
     expect((await p.request('GET', '/flows/blueprints/alice/switchable', { token: alice })).status).toBe(200);
+    expect((await p.request('GET', '/info')).body.featureToggles.flows).toBe(true);
   });
 
   it('lets only administrators read and change the switches', async () => {

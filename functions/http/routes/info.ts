@@ -4,11 +4,13 @@ import type { Operations } from '../api.js';
 export const infoOperations: Operations = {
   async getInfo({ services, apiUrl }) {
     const { settings } = services.platform;
+    // The flows switches are the administrator's (stored), not the deployment's defaults.
+    const switches = await services.flows.getSwitches();
     return jsonResponse(200, {
       apiUrl,
       consoleUrl: settings.consoleUrl ?? apiUrl,
       version: settings.version,
-      featureToggles: settings.featureToggles,
+      featureToggles: { ...settings.featureToggles, flows: switches.flowsEnabled, flowsSparqlUpdateTask: switches.sparqlUpdateTaskEnabled },
       enabledServices: settings.enabledServices,
       passwordSignup: false,
       branding: { name: 'Linked Data Platform' },
