@@ -325,7 +325,11 @@ export class FlowRunService implements FlowRuntimeHooks {
           if (instance.log.length < MAX_LOG_LINES) instance.log.push(mask(line).slice(0, MAX_LOG_LINE));
         },
         addArtifact: (fileName, contentType, body) => this.addArtifact(instance, fileName, contentType, body),
-        setDescription: (description) => this.setDescription(run.id, description),
+        setDescription: async (description) => {
+          // After the run's own move to running, so neither write undoes the other.
+          await runStarted?.catch(() => {});
+          await this.setDescription(run.id, description);
+        },
       };
       // Outputs travel in the execution history and are shown to readers: never with a secret.
       const raw = await runTaskOfType(invocation.type, context, this.taskServices, await this.flows.getSwitches());
