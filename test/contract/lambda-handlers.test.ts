@@ -59,7 +59,7 @@ afterAll(async () => {
   if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
 });
 
-function event(method: string, path: string, options: { body?: unknown; token?: string; query?: string } = {}): APIGatewayProxyEventV2 {
+function event(method: string, path: string, options: { body?: unknown; token?: string; query?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
   const route = ROUTES.find((r) => {
     if (r.method !== method) return false;
     const pattern = new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`);
@@ -78,6 +78,7 @@ function event(method: string, path: string, options: { body?: unknown; token?: 
       'x-forwarded-proto': 'https',
       ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...options.headers,
     },
     pathParameters: Object.fromEntries(names.map((n, i) => [n, values[i]!])),
     requestContext: {
@@ -162,5 +163,43 @@ describe('Lambda handlers', () => {
   it('refuses an event routed to the wrong function', async () => {
     const res = await invoke('info', event('GET', '/me'));
     expect(res.statusCode).toBe(404);
+  });
+
+  it('the hook dispatcher turns upload events into waiting and aborted hook runs, and ignores other objects', async () => {
+    const { awsServices } = await import('../../functions/composition/aws.js');
+    const services = await awsServices();
+    const { account: admin } = await services.accounts.ensureAdministrator('ops', 'ops-password-123');
+    const { token } = await services.auth.issueToken(admin, { description: 'hooks', readOnly: false }, 'https://api.example.org');
+    expect((await invoke('flows', event('PATCH', '/admin/flows', { token, body: { flowsEnabled: true } }))).statusCode).toBe(200);
+    await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'hooked', accessLevel: 'private' } }));
+    const login = await invoke('auth', event('POST', '/login', { body: { accountName: 'ops', password: 'ops-password-123' } }));
+    const session = { cookie: login.cookies!.map((c) => c.split(';')[0]).join('; '), 'x-csrf-token': login.json.csrfToken as string };
+    const flow = {
+      id: 'on-upload',
+      name: 'On upload',
+      accessLevel: 'Private',
+      outputVariables: [{ name: 'g' }],
+      tasks: [{ id: 'note', label: 'Note', type: 'setVariables', settings: { values: { g: '?system_uploadedGraphIRI' } } }],
+      connections: [],
+    };
+    expect((await invoke('flows', event('POST', '/flows/blueprints/ops', { headers: session, body: flow }))).statusCode).toBe(201);
+    const hook = await invoke('flows', event('POST', '/flows/blueprints/ops/on-upload/hooks', { headers: session, body: { label: 'Uploads', type: 'dataUpload', dataset: { account: 'ops', dataset: 'hooked' } } }));
+    expect(hook.statusCode).toBe(201);
+    const dataset = await services.platform.store.getDataset(admin.uid, 'hooked');
+
+    const dispatcher = await import('../../functions/handlers/flow-hook-dispatcher.ts');
+    const uploadEvent = (type: string, detail: object) => ({ version: '0', id: 'e', source: 'linked-data-platform.uploads', 'detail-type': type, account: '123', time: '', region: 'eu-west-1', resources: [], detail });
+    await dispatcher.handler(uploadEvent('Import started', { datasetId: dataset!.id, jobId: 'job-1', apiUrl: 'https://api.example.org' }) as never, context);
+    const runs = async () => (await invoke('flows', event('GET', '/flows/runs', { token, query: `hookId=${hook.json.id}` }))).json;
+    expect((await runs()).map((r: { status: string }) => r.status)).toEqual(['waiting']);
+    await dispatcher.handler(uploadEvent('Import finished', { datasetId: dataset!.id, jobId: 'job-1', graphs: [], ok: true }) as never, context);
+    const [aborted] = await runs();
+    expect(aborted).toMatchObject({ status: 'aborted', startedFrom: { type: 'hook-index-job' }, error: { message: 'The upload added no graph.' } });
+
+    // S3 "Object Created" through EventBridge: graph blobs are not assets; an asset not yet
+    // recorded throws, so the asynchronous invocation is retried.
+    const objectCreated = (key: string) => ({ version: '0', id: 'e', source: 'aws.s3', 'detail-type': 'Object Created', account: '123', time: '', region: 'eu-west-1', resources: [], detail: { bucket: { name: 'data' }, object: { key } } });
+    await expect(dispatcher.handler(objectCreated(`datasets/${dataset!.id}/graphs/x.nt.gz`) as never, context)).resolves.toBeUndefined();
+    await expect(dispatcher.handler(objectCreated(`datasets/${dataset!.id}/assets/missing/v1`) as never, context)).rejects.toThrow(/not recorded yet/);
   });
 });
