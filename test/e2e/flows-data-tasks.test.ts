@@ -4,13 +4,12 @@
  * dataset graph; the report artifact; failOnViolation), Send email (the outbox), Set access level
  * and Service action, each acting as the run's starter.
  */
-import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { Parser } from 'n3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleSession, createFlow, enableFlows, startRun, waitForRun } from '../support/flows.js';
+import { readOutbox } from '../support/outbox.js';
 import { TestPlatform } from '../support/platform.js';
 
 let p: TestPlatform;
@@ -384,10 +383,10 @@ describe('SHACL validation', () => {
 
 describe('Send email', () => {
   async function outboxMessage(messageId: string): Promise<any> {
-    const dir = join(p.dataDir, 'outbox');
-    const name = (await readdir(dir)).find((f) => f.includes(messageId));
-    expect(name, `outbox file of ${messageId}`).toBeDefined();
-    return JSON.parse(await readFile(join(dir, name!), 'utf8'));
+    const message = (await readOutbox(p.dataDir)).find((m) => m.messageId === messageId);
+    expect(message, `outbox file of ${messageId}`).toBeDefined();
+    expect(message!.file).toMatch(/\.eml$/);
+    return message;
   }
 
   it('sends to the recipients; a masked value shows in the email but not in the log', async () => {

@@ -4,11 +4,10 @@
  * hooks, and the failure email rules (failed and timeout send, aborted does not, the setting
  * switches them off).
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleSession, createFlow, enableFlows, waitForRun } from '../support/flows.js';
 import { importFiles, waitForJob } from '../support/imports.js';
+import { readOutbox } from '../support/outbox.js';
 import { TestPlatform } from '../support/platform.js';
 
 let p: TestPlatform;
@@ -241,11 +240,7 @@ describe('data upload hooks', () => {
 });
 
 describe('failure email', () => {
-  async function mails(): Promise<any[]> {
-    const dir = join(p.dataDir, 'outbox');
-    const files = await readdir(dir).catch(() => [] as string[]);
-    return Promise.all(files.sort().map(async (f) => JSON.parse(await readFile(join(dir, f), 'utf8'))));
-  }
+  const mails = () => readOutbox(p.dataDir);
 
   const failing = (id: string, task: Record<string, unknown>) => ({ id, name: `Failing ${id}`, accessLevel: 'Private', tasks: [task], connections: [] });
 
