@@ -1,6 +1,7 @@
 /**
  * The subset of Amazon States Language (JSONPath query language) the flow compiler emits. Only
- * features aws-local-stepfunctions also runs: no JSONata, no `Assign`, no `.waitForTaskToken`.
+ * features aws-local-stepfunctions also runs: no JSONata, no `Assign`. The one `.waitForTaskToken`
+ * state (a data upload hook's wait) is handled in-process on the embedded platform.
  */
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -47,6 +48,7 @@ export interface PassState extends Transition {
 export type ChoiceRule =
   | { Variable: string; StringEquals: string }
   | { Variable: string; IsPresent: boolean }
+  | { Variable: string; BooleanEquals: boolean }
   | { Variable: string; NumericGreaterThan: number }
   | { And: ChoiceRule[] }
   | { Or: ChoiceRule[] };

@@ -38,6 +38,20 @@ export const RUN_END_ERRORS = {
 } as const satisfies Partial<Record<RunStatus, string>>;
 
 export const START_STATE = 'start run';
+
+/**
+ * A data upload hook's first run starts when the upload starts and waits, as a
+ * `.waitForTaskToken` state, until the upload ends: the platform then sends the graph the run is
+ * for (its output is merged into the variables) or fails the wait, which aborts the run.
+ */
+export const UPLOAD_STATES = {
+  check: 'upload.check',
+  wait: 'upload.wait',
+  received: 'upload.received',
+  none: 'upload.none',
+} as const;
+export const WAIT_FOR_UPLOAD_RESOURCE = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+export const WAIT_FOR_UPLOAD_KIND = 'waitForUpload';
 /** ASL limit on state names. */
 export const MAX_STATE_NAME = 80;
 /**
@@ -116,8 +130,9 @@ class Compiler {
       Type: 'Pass',
       Comment: 'Shapes the execution input { run, variables } into the run document { run, variables, tasks }.',
       Parameters: { 'run.$': '$.run', 'variables.$': '$.variables', tasks: {} },
-      ...go(first),
+      ...go(first === null ? null : UPLOAD_STATES.check),
     };
+    if (first !== null) Object.assign(states, uploadStates(this.resource, first));
     this.emitSequence(layout, states, null);
     const definition: AslDefinition = {
       Comment: `Flow "${this.flow.name}" (${this.flow.id}), compiled from flow definition format ${this.flow.formatVersion} by statemachines/compile.ts.`,
@@ -341,6 +356,42 @@ class Compiler {
   private isDecision(id: string): boolean {
     return this.tasks.get(id)!.type === 'decision';
   }
+}
+
+/** The waiting states, entered only by runs whose execution input says `run.waitForUpload: true`. */
+function uploadStates(resource: string, first: string): States {
+  return {
+    [UPLOAD_STATES.check]: {
+      Type: 'Choice',
+      Comment: 'Only a data upload hook\'s first run waits for its upload to end.',
+      Choices: [{ And: [{ Variable: '$.run.waitForUpload', IsPresent: true }, { Variable: '$.run.waitForUpload', BooleanEquals: true }], Next: UPLOAD_STATES.wait }],
+      Default: first,
+    },
+    [UPLOAD_STATES.wait]: {
+      Type: 'Task',
+      Comment: 'Waits (task token) until the upload ends; the output holds the graph this run is for.',
+      Resource: WAIT_FOR_UPLOAD_RESOURCE,
+      Parameters: {
+        FunctionName: resource,
+        Payload: { kind: WAIT_FOR_UPLOAD_KIND, 'runId.$': '$.run.id', 'taskToken.$': '$$.Task.Token' },
+      },
+      ResultPath: '$.upload',
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: UPLOAD_STATES.none }],
+      Next: UPLOAD_STATES.received,
+    },
+    [UPLOAD_STATES.received]: {
+      Type: 'Pass',
+      Comment: 'The graph system variables join the run\'s variables.',
+      Parameters: { 'run.$': '$.run', 'variables.$': 'States.JsonMerge($.variables, $.upload, false)', 'tasks.$': '$.tasks' },
+      Next: first,
+    },
+    [UPLOAD_STATES.none]: {
+      Type: 'Fail',
+      Comment: 'The upload added no graph (or failed): the run ends aborted.',
+      Error: RUN_END_ERRORS.aborted,
+      CausePath: '$.error.Cause',
+    },
+  };
 }
 
 function go(next: string | null): { Next: string } | { End: true } {

@@ -5,6 +5,8 @@
  * - Failed with Error `Flow.failed`, `Flow.timeout` or `Flow.aborted`: a task ended the run;
  *   the Cause is that task's record (JSON) with its `taskId` and `status`.
  * - Aborted (Stop run on the run's page): the run is aborted.
+ * - Failed with `Flow.aborted` and a plain Cause: the run ended before any task (its upload added
+ *   no graph); the run is aborted with that reason.
  * - Failed with any other Error: the state machine itself went wrong; the run is failed.
  *
  * Statuses the state machine cannot know (tasks that ran in a branch cancelled by the end of the
@@ -62,7 +64,10 @@ export function readOutcome(
     for (const [id, s] of Object.entries(tasks)) if (s === 'running') tasks[id] = 'aborted';
     return { status: runStatus(Object.values(tasks)), tasks, endedBy: { taskId: record.taskId, status, record } };
   }
-  return { status: 'failed', tasks, error: { error: result.error, ...(result.cause !== undefined ? { cause: result.cause } : {}) } };
+  const error = { error: result.error, ...(result.cause !== undefined ? { cause: result.cause } : {}) };
+  // Aborted before any task (a data upload hook's upload added no graph): the Cause says why.
+  if (status === 'aborted') return { status: 'aborted', tasks, error };
+  return { status: 'failed', tasks, error };
 }
 
 /**

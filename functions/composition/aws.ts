@@ -69,7 +69,7 @@ function flowExecutor(): FlowExecutor {
   };
   if (!namePrefix) {
     const no = refuse(ENV.flowStateMachinePrefix);
-    return { prepare: no, start: no, abort: no, result: no, discard: no };
+    return { prepare: no, start: no, abort: no, result: no, discard: no, release: no };
   }
   const executor = new StepFunctionsExecutor(new SFNClient({}), { roleArn: roleArn ?? '', taskWorkerArn: taskWorkerArn ?? '', namePrefix });
   if (roleArn && taskWorkerArn) return executor;
@@ -79,6 +79,7 @@ function flowExecutor(): FlowExecutor {
     abort: (ref) => executor.abort(ref),
     result: (ref) => executor.result(ref),
     discard: (executable) => executor.discard(executable),
+    release: (token, outcome) => executor.release(token, outcome),
   };
 }
 

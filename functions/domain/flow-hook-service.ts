@@ -221,20 +221,19 @@ export class FlowHookService implements UploadEvents {
       if (!waiting) continue;
       const [flow, owner] = await Promise.all([this.platform.flows.getFlowByUid(hook.blueprintUid), this.platform.store.getAccount(hook.ownerUid)]);
       if (!event.ok || event.graphs.length === 0 || !flow || !owner || !target) {
-        await this.runs.abortWaiting(waiting, event.ok ? 'The upload added no graph.' : 'The upload failed or was canceled; it added no graph.');
+        await this.runs.releaseWaiting(waiting, { none: event.ok ? 'The upload added no graph.' : 'The upload failed or was canceled; it added no graph.' });
         continue;
       }
-      const system = {
-        system_uploadedToAccountName: target.owner.accountName,
-        system_uploadedToDatasetName: target.dataset.name,
-      };
+      // The waiting run goes on with the first graph; every further graph gets a run of its own.
+      const [first, ...others] = event.graphs as [string, ...string[]];
+      await this.runs.releaseWaiting(waiting, { graph: first });
+      const system = { system_uploadedToAccountName: target.owner.accountName, system_uploadedToDatasetName: target.dataset.name };
       const values = Object.fromEntries(Object.entries(waiting.variables).filter(([name]) => !name.startsWith('system_')));
-      for (const [i, graph] of event.graphs.entries()) {
+      for (const graph of others) {
         const trigger = { startedFrom: { type: 'hook-index-job' as const, hookId: hook.id }, values, system: { ...system, system_uploadedGraphIRI: graph } };
-        await this.runs.startTriggered(flow, owner, trigger, waiting.apiUrl ?? this.apiUrl(), i === 0 ? waiting : undefined).catch(async (e: Error) => {
-          if (i === 0) await this.runs.abortWaiting(waiting, `The run could not start: ${e.message}`);
-          else console.error(`hook ${hook.id} could not start a run for <${graph}>: ${e.message}`);
-        });
+        await this.runs
+          .startTriggered(flow, owner, trigger, waiting.apiUrl ?? this.apiUrl())
+          .catch((e: Error) => console.error(`hook ${hook.id} could not start a run for <${graph}>: ${e.message}`));
       }
     }
   }

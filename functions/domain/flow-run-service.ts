@@ -5,10 +5,10 @@
  */
 import { Readable } from 'node:stream';
 import type { AslDefinition } from '../../statemachines/asl.js';
-import { compileFlow } from '../../statemachines/compile.js';
+import { compileFlow, WAIT_FOR_UPLOAD_KIND } from '../../statemachines/compile.js';
 import type { TaskInvocation } from '../../statemachines/local.js';
 import { readOutcome, type ExecutionResult } from '../../statemachines/outcome.js';
-import type { ExecutionInput, FlowRuntimeHooks } from '../ports/flow-executor.js';
+import { IN_PROCESS_TASK_TOKEN, type ExecutionInput, type FlowRuntimeHooks, type UploadWaitInvocation } from '../ports/flow-executor.js';
 import type { AccountRecord } from './accounts.js';
 import type { AuthService } from './auth-service.js';
 import type { Caller } from './caller.js';
@@ -74,6 +74,9 @@ export interface RunFilters {
   limit: number;
 }
 
+/** How a data upload hook's waiting run goes on: with the graph it is for, or aborted. */
+export type UploadOutcome = { graph: string } | { none: string };
+
 /** Ends of a run the settle hook can tell others about (the failure email of a later change). */
 export type RunSettledListener = (run: RunRecord, flow: FlowRecord, definition: FlowDefinition) => Promise<void>;
 
@@ -117,45 +120,78 @@ export class FlowRunService implements FlowRuntimeHooks {
   }
 
   /** A run started by a schedule or hook, acting as `starter` (the schedule's or hook's owner). */
-  async startTriggered(flow: FlowRecord, starter: AccountRecord, trigger: TriggeredStart, apiUrl: string, waiting?: RunRecord): Promise<RunRecord> {
+  async startTriggered(flow: FlowRecord, starter: AccountRecord, trigger: TriggeredStart, apiUrl: string, wait?: { importJobId: string }): Promise<RunRecord> {
     const owner = await this.platform.store.getAccount(flow.ownerUid);
     if (!owner) throw new NotFoundError('The flow\'s account no longer exists.');
-    const version = waiting ? await this.flows.version(flow, waiting.version) : await this.flows.version(flow, flow.latestVersion);
+    const version = await this.flows.version(flow, flow.latestVersion);
     const caller = starterCaller(starter, '');
-    return this.launch({ flow, owner, access: { isMember: true, permissions: new Set() } }, version, caller, trigger.startedFrom, trigger.values, {}, trigger.system ?? {}, apiUrl, undefined, waiting);
+    return this.launch({ flow, owner, access: { isMember: true, permissions: new Set() } }, version, caller, trigger.startedFrom, trigger.values, {}, trigger.system ?? {}, apiUrl, undefined, wait);
   }
 
   /**
-   * A data upload hook's first run, created when the upload starts: `waiting` until the upload
-   * ends, with no execution yet (the spec's waiting state). `startTriggered(..., waiting)` then
-   * starts it, or `abortWaiting` ends it.
+   * A data upload hook's first run, started when the upload starts. Its execution waits at the
+   * compiled `upload.wait` state (a task token on AWS, an in-process wait embedded) and the run
+   * shows `waiting` until `releaseWaiting` says which graph it is for, or that there is none.
    */
-  async createWaiting(flow: FlowRecord, starter: AccountRecord, trigger: TriggeredStart & { importJobId: string }, apiUrl: string): Promise<RunRecord> {
-    const version = await this.flows.version(flow, flow.latestVersion);
-    const now = this.platform.clock.now().toISOString();
-    const run: RunRecord = {
-      id: this.platform.ids.newId(),
-      blueprintUid: flow.uid,
-      flowId: flow.flowId,
-      ownerUid: flow.ownerUid,
-      version: version.version,
-      status: 'waiting',
-      startedFrom: trigger.startedFrom,
-      startedByUid: starter.uid,
-      variables: { ...trigger.values, ...(trigger.system ?? {}), system_triggererAccountName: starter.accountName },
-      createdAt: now,
-      apiUrl,
-      importJobId: trigger.importJobId,
-    };
-    await this.platform.flows.createRun(run);
-    return run;
+  createWaiting(flow: FlowRecord, starter: AccountRecord, trigger: TriggeredStart & { importJobId: string }, apiUrl: string): Promise<RunRecord> {
+    return this.startTriggered(flow, starter, trigger, apiUrl, { importJobId: trigger.importJobId });
   }
 
-  async abortWaiting(run: RunRecord, message: string): Promise<void> {
-    const now = this.platform.clock.now().toISOString();
-    const version = await this.versionOf(run);
-    const taskStatuses = Object.fromEntries((version?.definition.tasks ?? []).map((t) => [t.id, 'neverStarted' as TaskStatus]));
-    await this.platform.flows.updateRun({ ...run, status: 'aborted', finishedAt: now, error: { message }, taskStatuses });
+  /** Ends a run's wait for its upload: on with the graph it is for, or aborted with the reason. */
+  async releaseWaiting(run: RunRecord, outcome: UploadOutcome): Promise<void> {
+    const current = (await this.platform.flows.getRun(run.id)) ?? run;
+    if (isFinalRunStatus(current.status)) return;
+    const next: RunRecord = {
+      ...current,
+      uploadOutcome: outcome,
+      ...('graph' in outcome ? { variables: { ...current.variables, system_uploadedGraphIRI: outcome.graph } } : {}),
+    };
+    if (!(await this.platform.flows.updateRun(next))) return;
+    await this.deliverUpload(next);
+  }
+
+  /** Hands a known upload outcome to whatever waits for it (the in-process waiter or the token). */
+  private async deliverUpload(run: RunRecord): Promise<void> {
+    const outcome = run.uploadOutcome;
+    if (!outcome) return;
+    const waiter = this.uploadWaiters.get(run.id);
+    if (waiter) {
+      this.uploadWaiters.delete(run.id);
+      if ('graph' in outcome) waiter.resolve({ system_uploadedGraphIRI: outcome.graph });
+      else waiter.reject(Object.assign(new Error(outcome.none), { name: 'Flow.aborted' }));
+      return;
+    }
+    if (run.uploadTaskToken && run.uploadTaskToken !== IN_PROCESS_TASK_TOKEN) {
+      await this.platform.flowExecutor.release(
+        run.uploadTaskToken,
+        'graph' in outcome ? { output: { system_uploadedGraphIRI: outcome.graph } } : { error: 'Flow.aborted', cause: outcome.none },
+      );
+    }
+  }
+
+  /** In-process waits of the embedded executor, by run. */
+  private readonly uploadWaiters = new Map<string, { resolve: (output: Record<string, string>) => void; reject: (error: Error) => void }>();
+
+  /**
+   * The `upload.wait` state. On AWS it records the task token and returns at once (Step Functions
+   * waits for the token); embedded it waits in-process. If the upload already ended, the outcome
+   * is delivered right away.
+   */
+  private async waitForUpload(runId: string, taskToken: string): Promise<unknown> {
+    const run = await this.platform.flows.getRun(runId);
+    if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
+    if (taskToken === IN_PROCESS_TASK_TOKEN) {
+      const waited = new Promise<Record<string, string>>((resolve, reject) => this.uploadWaiters.set(runId, { resolve, reject }));
+      await this.deliverUpload(run);
+      return waited;
+    }
+    const recorded: RunRecord = { ...run, uploadTaskToken: taskToken };
+    if (await this.platform.flows.updateRun(recorded)) {
+      // An outcome that arrived before the token was recorded is delivered now.
+      const latest = await this.platform.flows.getRun(runId);
+      if (latest?.uploadOutcome) await this.deliverUpload({ ...latest, uploadTaskToken: taskToken });
+    }
+    return {};
   }
 
   private async launch(
@@ -168,7 +204,7 @@ export class FlowRunService implements FlowRuntimeHooks {
     system: Record<string, string>,
     apiUrl: string,
     preset?: string,
-    waiting?: RunRecord,
+    wait?: { importJobId: string },
   ): Promise<RunRecord> {
     const definition = version.definition;
     // Precedence (later wins): system, then preset / schedule / hook values, then given values;
@@ -188,7 +224,7 @@ export class FlowRunService implements FlowRuntimeHooks {
 
     const starterAccount = await this.platform.store.getAccount(starter.uid);
     if (!starterAccount) throw new NotFoundError('The starting account no longer exists.');
-    const runId = waiting?.id ?? this.platform.ids.newId();
+    const runId = this.platform.ids.newId();
     const asl = this.definitionOf(version);
     let executable = version.executable;
     const [{ record, token }] = await Promise.all([
@@ -209,30 +245,21 @@ export class FlowRunService implements FlowRuntimeHooks {
       flowId: found.flow.flowId,
       ownerUid: found.flow.ownerUid,
       version: version.version,
-      status: 'pending',
+      status: wait ? 'waiting' : 'pending',
       startedFrom,
       startedByUid: starter.uid,
       ...(preset !== undefined ? { preset } : {}),
       variables: values,
-      createdAt: waiting?.createdAt ?? now,
+      createdAt: now,
       apiUrl,
       executionRef: runId,
       platformTokenId: record.tokenId,
-      ...(waiting?.importJobId ? { importJobId: waiting.importJobId } : {}),
+      ...(wait ? { importJobId: wait.importJobId } : {}),
     };
-    const [written] = await Promise.all([
-      waiting ? this.platform.flows.updateRun(run) : this.platform.flows.createRun(run).then(() => true),
-      this.platform.flows.putRunSecret(run.id, token),
-      this.platform.store.putToken(record),
-    ]);
-    if (!written) {
-      // The waiting run was aborted meanwhile: nothing starts.
-      await this.endPlatformToken(run);
-      return (await this.platform.flows.getRun(run.id)) ?? run;
-    }
+    await Promise.all([this.platform.flows.createRun(run), this.platform.flows.putRunSecret(run.id, token), this.platform.store.putToken(record)]);
     try {
       const input: ExecutionInput = {
-        run: { id: run.id, blueprintId: run.blueprintUid, flowId: run.flowId, version: run.version, startedBy: run.startedByUid },
+        run: { id: run.id, blueprintId: run.blueprintUid, flowId: run.flowId, version: run.version, startedBy: run.startedByUid, ...(wait ? { waitForUpload: true } : {}) },
         variables: values,
       };
       const ref = await this.platform.flowExecutor.start(executable!, asl, run.id, input);
@@ -261,7 +288,14 @@ export class FlowRunService implements FlowRuntimeHooks {
 
   // ---- The task worker (every Task state) ----
 
-  async runTask(invocation: TaskInvocation): Promise<unknown> {
+  async runTask(invocation: TaskInvocation | UploadWaitInvocation): Promise<unknown> {
+    // The `upload.wait` state invokes the worker through the task-token integration.
+    const payload = 'Payload' in invocation ? invocation.Payload : 'kind' in invocation ? invocation : undefined;
+    if (payload?.kind === WAIT_FOR_UPLOAD_KIND) return this.waitForUpload(String(payload.runId), String(payload.taskToken));
+    return this.runFlowTask(invocation as TaskInvocation);
+  }
+
+  private async runFlowTask(invocation: TaskInvocation): Promise<unknown> {
     const doc = (invocation.state.run ?? {}) as Partial<ExecutionInput['run']>;
     const runId = String(doc.id ?? '');
     // Everything the task needs is read at once; the execution input names the flow version and
@@ -276,7 +310,7 @@ export class FlowRunService implements FlowRuntimeHooks {
     if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
     if (isFinalRunStatus(run.status)) throw new TaskFailure(`Run ${runId} has already ended (${run.status}).`);
     // The first task to start moves the run from pending to running (written while the task works).
-    const runStarted = run.status === 'pending' ? this.platform.flows.updateRun({ ...run, status: 'running', startedAt: this.platform.clock.now().toISOString() }) : undefined;
+    const runStarted = run.status === 'pending' || run.status === 'waiting' ? this.platform.flows.updateRun({ ...run, status: 'running', startedAt: this.platform.clock.now().toISOString() }) : undefined;
     runStarted?.catch(() => {});
 
     const instance: TaskInstanceRecord = {
@@ -422,6 +456,7 @@ export class FlowRunService implements FlowRuntimeHooks {
 
   async settle(runId: string, result: ExecutionResult): Promise<void> {
     const [run, instances] = await Promise.all([this.platform.flows.getRun(runId), this.platform.flows.listTaskInstances(runId)]);
+    this.uploadWaiters.delete(runId);
     if (!run || isFinalRunStatus(run.status)) return;
     const version = await this.versionOf(run);
     const known: Record<string, TaskStatus> = {};

@@ -4,7 +4,8 @@ import type { ExecutionResult } from '../../statemachines/outcome.js';
 
 /** What a run's execution starts with: see `statemachines/README.md`, "Execution input". */
 export interface ExecutionInput {
-  run: { id: string; blueprintId: string; flowId: string; version: number; startedBy: string };
+  /** `waitForUpload`: a data upload hook's first run, which waits for its upload to end. */
+  run: { id: string; blueprintId: string; flowId: string; version: number; startedBy: string; waitForUpload?: boolean };
   variables: Record<string, string>;
 }
 
@@ -26,13 +27,26 @@ export interface FlowExecutor {
   result(executionRef: string): Promise<ExecutionResult | null>;
   /** Removes what `prepare` made (AWS: deletes the state machine). */
   discard(executable: string): Promise<void>;
+  /**
+   * Ends a task-token wait (AWS: SendTaskSuccess / SendTaskFailure). The embedded executor hands
+   * its waits to the task worker in-process instead and has no tokens to release.
+   */
+  release(taskToken: string, outcome: { output: Record<string, string> } | { error: string; cause: string }): Promise<void>;
 }
+
+/** What the `upload.wait` state sends the worker (directly, or as the Lambda integration's Payload). */
+export type UploadWaitInvocation =
+  | { kind: 'waitForUpload'; runId: string; taskToken: string }
+  | { Payload: { kind: 'waitForUpload'; runId: string; taskToken: string } };
+
+/** What the embedded executor puts in `$$.Task.Token`: the wait is kept in-process. */
+export const IN_PROCESS_TASK_TOKEN = 'in-process';
 
 /**
  * What the executor calls back: the task worker for every Task state, and the settle hook when an
  * execution ends. On AWS these are the task-worker Lambda and the execution-status-change rule.
  */
 export interface FlowRuntimeHooks {
-  runTask(invocation: TaskInvocation): Promise<unknown>;
+  runTask(invocation: TaskInvocation | UploadWaitInvocation): Promise<unknown>;
   settle(runId: string, result: ExecutionResult): Promise<void>;
 }

@@ -184,6 +184,9 @@ export function flowExecutionArns(scope: Construct, prefix: string): { stateMach
   };
 }
 
+/** Actions on task tokens (a data upload hook's wait), granted with either access. */
+export const FLOW_TASK_TOKEN_ACTIONS = ['states:SendTaskSuccess', 'states:SendTaskFailure'] as const;
+
 /** Actions of `bindFlowExecutions` on state machines and on executions. */
 export const FLOW_EXECUTION_ACTIONS = {
   manage: {
@@ -206,6 +209,8 @@ export function bindFlowExecutions(fn: LambdaFunction, flows: FlowExecutionsBind
   const actions = FLOW_EXECUTION_ACTIONS[access];
   fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.stateMachines], resources: [arns.stateMachines] }));
   fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.executions], resources: [arns.executions] }));
+  // Ending a data upload hook's task-token wait; these two actions take no resource scoping.
+  fn.addToRolePolicy(new PolicyStatement({ actions: [...FLOW_TASK_TOKEN_ACTIONS], resources: ['*'] }));
   if (access === 'manage') {
     fn.addToRolePolicy(
       new PolicyStatement({

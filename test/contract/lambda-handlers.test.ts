@@ -10,7 +10,7 @@ import S3rver from 's3rver';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '../../functions/composition/local.js';
@@ -19,6 +19,13 @@ import { ROUTES, routeKey } from '../../functions/http/route-table.js';
 
 let server: Server;
 let client: DynamoDBClient;
+/**
+ * Step Functions has no local stand-in: this server answers the few calls the executor makes and
+ * records them, so the tests can check what the platform asked Step Functions to do.
+ */
+let sfn: Server;
+const sfnCalls: { action: string; input: Record<string, unknown> }[] = [];
+const ACCOUNT_ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:flow-task-worker';
 let s3rver: S3rver;
 let s3Dir: string;
 
@@ -48,12 +55,36 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: 'S3RVER',
     AWS_SECRET_ACCESS_KEY: 'S3RVER',
   });
+  sfn = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const action = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+      const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+      sfnCalls.push({ action, input });
+      const machine = `arn:aws:states:eu-west-1:123456789012:stateMachine:${String(input.name ?? '')}`;
+      const body =
+        action === 'CreateStateMachine' ? { stateMachineArn: machine, creationDate: Date.now() / 1000 }
+        : action === 'StartExecution' ? { executionArn: `${String(input.stateMachineArn).replace(':stateMachine:', ':execution:')}:${String(input.name)}`, startDate: Date.now() / 1000 }
+        : {};
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+      res.end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((r) => sfn.listen(0, '127.0.0.1', () => r()));
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${(sfn.address() as AddressInfo).port}`,
+    [ENV.flowStateMachinePrefix]: 'test-flow',
+    [ENV.flowStateMachineRoleArn]: 'arn:aws:iam::123456789012:role/flows',
+    [ENV.flowTaskWorkerArn]: ACCOUNT_ARN,
+  });
   client = new DynamoDBClient({});
   await ensureTable(client, 'platform-lambda-test');
 });
 
 afterAll(async () => {
   client?.destroy();
+  await new Promise((r) => sfn?.close(r));
   await new Promise((r) => server?.close(r));
   await s3rver?.close();
   if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
@@ -187,14 +218,47 @@ describe('Lambda handlers', () => {
     expect(hook.statusCode).toBe(201);
     const dataset = await services.platform.store.getDataset(admin.uid, 'hooked');
 
-    const dispatcher = await import('../../functions/handlers/flow-hook-dispatcher.ts');
+    const dispatcher = await import('../../functions/handlers/flow-hook-dispatcher.js');
+    const worker = await import('../../functions/handlers/flow-task-worker.js');
+    const settle = await import('../../functions/handlers/flow-settle.js');
     const uploadEvent = (type: string, detail: object) => ({ version: '0', id: 'e', source: 'linked-data-platform.uploads', 'detail-type': type, account: '123', time: '', region: 'eu-west-1', resources: [], detail });
-    await dispatcher.handler(uploadEvent('Import started', { datasetId: dataset!.id, jobId: 'job-1', apiUrl: 'https://api.example.org' }) as never, context);
     const runs = async () => (await invoke('flows', event('GET', '/flows/runs', { token, query: `hookId=${hook.json.id}` }))).json;
-    expect((await runs()).map((r: { status: string }) => r.status)).toEqual(['waiting']);
+
+    // The upload starts: the hook's first run starts an execution that waits at upload.wait.
+    sfnCalls.length = 0;
+    await dispatcher.handler(uploadEvent('Import started', { datasetId: dataset!.id, jobId: 'job-1', apiUrl: 'https://api.example.org' }) as never, context);
+    const [waiting] = await runs();
+    expect(waiting).toMatchObject({ status: 'waiting', startedFrom: { type: 'hook-index-job' } });
+    const created = sfnCalls.find((c) => c.action === 'CreateStateMachine')!;
+    expect(JSON.parse(String(created.input.definition)).States['upload.wait']).toMatchObject({
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: { FunctionName: ACCOUNT_ARN },
+    });
+    const started = sfnCalls.find((c) => c.action === 'StartExecution')!;
+    expect(started.input.name).toBe(waiting.id);
+    expect(JSON.parse(String(started.input.input)).run).toMatchObject({ id: waiting.id, waitForUpload: true });
+
+    // Step Functions reaches upload.wait and invokes the task worker with the task token.
+    await worker.handler({ kind: 'waitForUpload', runId: waiting.id, taskToken: 'token-1' } as never, context);
+    // The upload ends without a graph: the wait is failed with the reason, and no new run starts.
+    sfnCalls.length = 0;
     await dispatcher.handler(uploadEvent('Import finished', { datasetId: dataset!.id, jobId: 'job-1', graphs: [], ok: true }) as never, context);
+    expect(sfnCalls).toEqual([{ action: 'SendTaskFailure', input: { taskToken: 'token-1', error: 'Flow.aborted', cause: 'The upload added no graph.' } }]);
+    // The execution then fails at upload.none, and its status change settles the run.
+    await settle.handler({ source: 'aws.states', 'detail-type': 'Step Functions Execution Status Change', detail: { executionArn: 'arn:aws:states:eu-west-1:123456789012:execution:m:x', name: waiting.id, status: 'FAILED', error: 'Flow.aborted', cause: 'The upload added no graph.' } } as never, context);
     const [aborted] = await runs();
-    expect(aborted).toMatchObject({ status: 'aborted', startedFrom: { type: 'hook-index-job' }, error: { message: 'The upload added no graph.' } });
+    expect(aborted).toMatchObject({ status: 'aborted', error: { message: 'The upload added no graph.' } });
+
+    // A second upload that adds two graphs: the waiting run gets the first (SendTaskSuccess); the
+    // second graph starts a run of its own.
+    await dispatcher.handler(uploadEvent('Import started', { datasetId: dataset!.id, jobId: 'job-2' }) as never, context);
+    const second = (await runs()).find((r: { status: string }) => r.status === 'waiting');
+    await worker.handler({ Payload: { kind: 'waitForUpload', runId: second.id, taskToken: 'token-2' } } as never, context);
+    sfnCalls.length = 0;
+    await dispatcher.handler(uploadEvent('Import finished', { datasetId: dataset!.id, jobId: 'job-2', graphs: ['https://x.example/g1', 'https://x.example/g2'], ok: true }) as never, context);
+    expect(sfnCalls.find((c) => c.action === 'SendTaskSuccess')!.input).toEqual({ taskToken: 'token-2', output: JSON.stringify({ system_uploadedGraphIRI: 'https://x.example/g1' }) });
+    const another = sfnCalls.find((c) => c.action === 'StartExecution')!;
+    expect(JSON.parse(String(another.input.input)).variables).toMatchObject({ system_uploadedGraphIRI: 'https://x.example/g2' });
 
     // S3 "Object Created" through EventBridge: graph blobs are not assets; an asset not yet
     // recorded throws, so the asynchronous invocation is retried.

@@ -18,6 +18,7 @@ import {
   ENGINE_WORKER,
   ENGINE_WORKER_MODULES,
   FLOW_EXECUTION_ACTIONS,
+  FLOW_TASK_TOKEN_ACTIONS,
   FLOW_SCHEDULE_ACTIONS,
   INSTALLED_MODULES,
   bindBucket,
@@ -202,13 +203,19 @@ describe('stateless stack: functions', () => {
 
   it('grants each function exactly the table and bucket access FAMILIES and WORKERS say', () => {
     const tableId = logicalId(stateful.table);
-    for (const { label: family, fn, grants } of DECLARED) {
+    for (const declared of DECLARED) {
+      const { label: family, fn, grants } = declared;
+      const runsFlows = Boolean(grants.flowExecutions) || Boolean((declared as { flows?: boolean }).flows);
       const statements = statementsOf(logicalId(fn()));
       const all = statements.flatMap((s) => asArray(s.Action));
 
-      // Nothing is granted on "*" except X-Ray tracing.
+      // Nothing is granted on "*" except X-Ray tracing and, to functions that run flows, the two
+      // task-token actions (which take no resource scoping).
       for (const s of statements.filter((st) => asArray(st.Resource).includes('*'))) {
-        for (const action of asArray(s.Action)) expect(action, family).toMatch(/^xray:/);
+        for (const action of asArray(s.Action)) {
+          if ((FLOW_TASK_TOKEN_ACTIONS as readonly string[]).includes(action)) expect(runsFlows, family).toBe(true);
+          else expect(action, family).toMatch(/^xray:/);
+        }
       }
 
       const onTable = actionsOn(statements, tableId);
@@ -544,7 +551,8 @@ describe('stateless stack: flows', () => {
     expect(managers).toContain('flows');
     for (const family of managers) {
       const { states, iam } = flowStatements(stateless.functions[family]);
-      expect(sorted(states.keys()), family).toEqual(sorted([stateMachines(), executions()]));
+      expect(sorted(states.keys()), family).toEqual(sorted([stateMachines(), executions(), '*']));
+      expect(sorted(states.get('*')!), family).toEqual(sorted(FLOW_TASK_TOKEN_ACTIONS));
       expect(sorted(states.get(stateMachines())!), family).toEqual(
         sorted(['states:CreateStateMachine', 'states:DeleteStateMachine', 'states:DescribeStateMachine', 'states:StartExecution', 'states:TagResource']),
       );
@@ -566,7 +574,9 @@ describe('stateless stack: flows', () => {
     expect(sorted(FLOW_WORKERS)).toEqual(sorted([...TASK_WORKER, ...SETTLE_WORKERS]));
     for (const worker of FLOW_WORKERS) {
       const { states, iam } = flowStatements(stateless.workers[worker]);
-      expect(sorted(states.keys()), worker).toEqual(sorted([stateMachines(), executions()]));
+      expect(sorted(states.keys()), worker).toEqual(sorted([stateMachines(), executions(), '*']));
+      // Task tokens: the task worker ends a wait whose upload already ended.
+      expect(sorted(states.get('*')!), worker).toEqual(sorted(FLOW_TASK_TOKEN_ACTIONS));
       expect(sorted(states.get(stateMachines())!), worker).toEqual(['states:DescribeStateMachine']);
       expect(sorted(states.get(executions())!), worker).toEqual(['states:DescribeExecution']);
       expect(iam, worker).toEqual([]);
@@ -758,7 +768,7 @@ describe('stateless stack: flows', () => {
     it('lets the schedule-start worker start runs as the flows family does: manage the prefixed state machines, pass only their role to Step Functions', () => {
       for (const worker of SCHEDULE_START) {
         const { states, iam } = flowStatements(stateless.workers[worker]);
-        expect(sorted(states.keys()), worker).toEqual(sorted([stateMachines(), executions()]));
+        expect(sorted(states.keys()), worker).toEqual(sorted([stateMachines(), executions(), '*']));
         expect(sorted(states.get(stateMachines())!), worker).toEqual(sorted(FLOW_EXECUTION_ACTIONS.manage.stateMachines));
         expect(sorted(states.get(executions())!), worker).toEqual(sorted(FLOW_EXECUTION_ACTIONS.manage.executions));
         expect(iam, worker).toHaveLength(1);
@@ -849,7 +859,8 @@ describe('stateless stack: flow hooks, upload events and email', () => {
     expect(onData).not.toContain('s3:PutObject');
     for (const bucket of [stateful.uploadsBucket, stateful.artifactsBucket]) expect(actionsOn(statements, logicalId(bucket))).toEqual([]);
     const states = statementsWith(fn, 'states').flatMap((st) => asArray(st.Action));
-    expect(sorted(new Set(states))).toEqual(sorted([...FLOW_EXECUTION_ACTIONS.manage.stateMachines, ...FLOW_EXECUTION_ACTIONS.manage.executions]));
+    // It ends data upload hooks' task-token waits too.
+    expect(sorted(new Set(states))).toEqual(sorted([...FLOW_EXECUTION_ACTIONS.manage.stateMachines, ...FLOW_EXECUTION_ACTIONS.manage.executions, ...FLOW_TASK_TOKEN_ACTIONS]));
     const iam = statementsWith(fn, 'iam');
     expect(iam).toHaveLength(1);
     expect(iam[0]).toMatchObject({

@@ -5,6 +5,8 @@ import {
   DeleteStateMachineCommand,
   DescribeExecutionCommand,
   DescribeStateMachineCommand,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
   StartExecutionCommand,
   StopExecutionCommand,
   type SFNClient,
@@ -168,6 +170,16 @@ export class StepFunctionsExecutor implements FlowExecutor {
       await this.client.send(new DeleteStateMachineCommand({ stateMachineArn: executable }));
     } catch (e) {
       if (errorName(e) !== 'StateMachineDoesNotExist') throw e;
+    }
+  }
+
+  async release(taskToken: string, outcome: { output: Record<string, string> } | { error: string; cause: string }): Promise<void> {
+    try {
+      if ('output' in outcome) await this.client.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(outcome.output) }));
+      else await this.client.send(new SendTaskFailureCommand({ taskToken, error: outcome.error, cause: outcome.cause }));
+    } catch (e) {
+      // The execution ended meanwhile (aborted, timed out): nothing waits any more.
+      if (errorName(e) !== 'TaskTimedOut' && errorName(e) !== 'TaskDoesNotExist') throw e;
     }
   }
 

@@ -4,7 +4,7 @@ import type { AslDefinition } from '../../../statemachines/asl.js';
 import { applySubstitutions, TASK_WORKER_SUBSTITUTION } from '../../../statemachines/compile.js';
 import { forLocalRun, localTaskHandlers, type TaskInvocation } from '../../../statemachines/local.js';
 import type { ExecutionResult } from '../../../statemachines/outcome.js';
-import type { ExecutionInput, FlowExecutor, FlowRuntimeHooks } from '../../ports/flow-executor.js';
+import { IN_PROCESS_TASK_TOKEN, type ExecutionInput, type FlowExecutor, type FlowRuntimeHooks } from '../../ports/flow-executor.js';
 
 /** The Resource the compiled Task states name locally; every one is handled in-process. */
 const LOCAL_TASK_WORKER_ARN = 'arn:aws:lambda:local:000000000000:function:flow-task-worker';
@@ -54,6 +54,8 @@ export class LocalFlowExecutor implements FlowExecutor {
     const machine = this.machine(executable, definition);
     const local = this.handlersOf.get(machine)!;
     const execution = machine.run(input as never, {
+      // A task-token wait (a data upload hook's) is resolved in-process by the task worker.
+      context: { Task: { Token: IN_PROCESS_TASK_TOKEN } } as never,
       overrides: {
         taskResourceLocalHandlers: localTaskHandlers(local, (invocation: TaskInvocation) => hooks.runTask(invocation)) as never,
       },
@@ -87,6 +89,10 @@ export class LocalFlowExecutor implements FlowExecutor {
 
   async discard(executable: string): Promise<void> {
     this.machines.delete(executable);
+  }
+
+  async release(): Promise<void> {
+    throw new Error('The embedded executor keeps its waits in-process; there is no task token to release.');
   }
 
   /** Stops every execution (the platform is closing). */

@@ -75,6 +75,10 @@ export interface RunRecord {
   taskStatuses?: Record<string, TaskStatus>;
   /** The import a data upload hook's run belongs to. */
   importJobId?: string;
+  /** A waiting run's task token (AWS), recorded when its execution reaches the wait. */
+  uploadTaskToken?: string;
+  /** How a waiting run's upload ended: the graph the run is for, or why there is none. */
+  uploadOutcome?: { graph: string } | { none: string };
   /** The API URL the run was started through (default graph names, links in emails). */
   apiUrl?: string;
   /** The executor's handle of the execution (AWS: execution ARN). */

@@ -6,13 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { FlowDefinition } from '../../../functions/domain/flows/model.js';
 import { FlowValidationError } from '../../../functions/domain/flows/problems.js';
 import type { AslDefinition, AslState } from '../../../statemachines/asl.js';
-import {
-  compileFlow,
-  MAX_BRANCHES,
-  MAX_STATE_NAME,
-  parallelName,
-  TASK_WORKER_PLACEHOLDER,
-} from '../../../statemachines/compile.js';
+import { compileFlow, MAX_BRANCHES, MAX_STATE_NAME, parallelName, TASK_WORKER_PLACEHOLDER, UPLOAD_STATES, WAIT_FOR_UPLOAD_RESOURCE, START_STATE } from '../../../statemachines/compile.js';
 import { taskStates } from '../../../statemachines/local.js';
 import { deployable, fixtureNames, loadFixture, TASK_WORKER_ARN, validateAsl } from './helpers.js';
 
@@ -59,7 +53,13 @@ describe('compiled fixtures', () => {
     expect(result.errors).toEqual([]);
     expect(result.isValid).toBe(true);
     expect(JSON.stringify(asl)).not.toContain('${');
-    for (const [, state] of taskStates(asl)) expect((state as { Resource: string }).Resource).toBe(TASK_WORKER_ARN);
+    for (const [name, state] of taskStates(asl)) {
+      const task = state as { Resource: string; Parameters: { FunctionName?: string } };
+      if (name === UPLOAD_STATES.wait) {
+        expect(task.Resource).toBe(WAIT_FOR_UPLOAD_RESOURCE);
+        expect(task.Parameters.FunctionName).toBe(TASK_WORKER_ARN);
+      } else expect(task.Resource).toBe(TASK_WORKER_ARN);
+    }
   });
 
   it('asl-validator does catch a broken definition (the check above is not vacuous)', () => {
@@ -71,7 +71,7 @@ describe('compiled fixtures', () => {
   it.each(fixtureNames())('%s: one Task state per task, named by its id, with Timeout and Catch', (name) => {
     const flow = loadFixture(name);
     const asl = compileFlow(flow);
-    const tasks = taskStates(asl);
+    const tasks = taskStates(asl).filter(([n]) => n !== UPLOAD_STATES.wait);
     expect(tasks.map(([n]) => n).sort()).toEqual(flow.tasks.map((t) => t.id).sort());
     for (const [stateName, state] of tasks) {
       if (state.Type !== 'Task') throw new Error('not a task');
@@ -86,15 +86,19 @@ describe('compiled fixtures', () => {
     }
   });
 
-  it.each(fixtureNames())('%s: state names are unique and at most 80 characters; no JSONata, Assign or task tokens', (name) => {
+  it.each(fixtureNames())('%s: state names are unique and at most 80 characters; no JSONata or Assign; one task-token wait', (name) => {
     const asl = compileFlow(loadFixture(name));
     const names = allStates(asl).map(([n]) => n);
     expect(new Set(names).size).toBe(names.length);
     for (const n of names) expect([...n].length).toBeLessThanOrEqual(MAX_STATE_NAME);
     const text = JSON.stringify(asl);
-    for (const banned of ['QueryLanguage', 'Assign', 'JSONata', '{%', 'waitForTaskToken', '$$.Task.Token']) {
+    for (const banned of ['QueryLanguage', 'Assign', 'JSONata', '{%']) {
       expect(text).not.toContain(banned);
     }
+    // Only a data upload hook's wait uses a task token, and only runs that ask for it enter it.
+    expect(text.split('waitForTaskToken').length - 1).toBe(1);
+    expect(asl.States[START_STATE]).toMatchObject({ Next: UPLOAD_STATES.check });
+    expect(asl.States[UPLOAD_STATES.none]).toMatchObject({ Type: 'Fail', Error: 'Flow.aborted' });
   });
 });
 

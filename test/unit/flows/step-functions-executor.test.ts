@@ -81,7 +81,11 @@ describe('StepFunctionsExecutor.prepare', () => {
     const parsed = JSON.parse(sent) as AslDefinition;
     const tasks = Object.values(parsed.States).filter((s) => s.Type === 'Task');
     expect(tasks.length).toBeGreaterThan(0);
-    for (const task of tasks) expect((task as { Resource: string }).Resource).toBe(TASK_WORKER_ARN);
+    // Every task invokes the worker: directly, or (the upload wait) through the task-token integration.
+    for (const task of tasks) {
+      const { Resource, Parameters } = task as { Resource: string; Parameters: { FunctionName?: string } };
+      expect(Resource === TASK_WORKER_ARN || (Resource.endsWith('.waitForTaskToken') && Parameters.FunctionName === TASK_WORKER_ARN)).toBe(true);
+    }
     // The compiled definition itself is left alone.
     expect(JSON.stringify(definition)).toContain(TASK_WORKER_PLACEHOLDER);
   });
