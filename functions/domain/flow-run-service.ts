@@ -148,6 +148,12 @@ export class FlowRunService implements FlowRuntimeHooks {
     };
     if (!(await this.platform.flows.updateRun(next))) return;
     await this.deliverUpload(next);
+    if (!next.uploadTaskToken) {
+      // The worker may have recorded the token meanwhile (its write can even have replaced ours):
+      // read again and deliver with this outcome. A second delivery of a used token is ignored.
+      const latest = await this.platform.flows.getRun(run.id);
+      if (latest?.uploadTaskToken) await this.deliverUpload({ ...latest, uploadOutcome: outcome });
+    }
   }
 
   /** Hands a known upload outcome to whatever waits for it (the in-process waiter or the token). */
@@ -178,13 +184,20 @@ export class FlowRunService implements FlowRuntimeHooks {
    * is delivered right away.
    */
   private async waitForUpload(runId: string, taskToken: string): Promise<unknown> {
-    const run = await this.platform.flows.getRun(runId);
-    if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
     if (taskToken === IN_PROCESS_TASK_TOKEN) {
+      // The waiter is registered before the run is read, so an outcome recorded at any moment is
+      // seen either here or by releaseWaiting.
       const waited = new Promise<Record<string, string>>((resolve, reject) => this.uploadWaiters.set(runId, { resolve, reject }));
+      const run = await this.platform.flows.getRun(runId);
+      if (!run) {
+        this.uploadWaiters.delete(runId);
+        throw new TaskFailure(`Run ${runId} does not exist.`);
+      }
       await this.deliverUpload(run);
       return waited;
     }
+    const run = await this.platform.flows.getRun(runId);
+    if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
     const recorded: RunRecord = { ...run, uploadTaskToken: taskToken };
     if (await this.platform.flows.updateRun(recorded)) {
       // An outcome that arrived before the token was recorded is delivered now.

@@ -179,7 +179,8 @@ export class StepFunctionsExecutor implements FlowExecutor {
       else await this.client.send(new SendTaskFailureCommand({ taskToken, error: outcome.error, cause: outcome.cause }));
     } catch (e) {
       // The execution ended meanwhile (aborted, timed out): nothing waits any more.
-      if (errorName(e) !== 'TaskTimedOut' && errorName(e) !== 'TaskDoesNotExist') throw e;
+      // A token already used (the outcome was delivered twice, see releaseWaiting) is as good as done.
+      if (!['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken'].includes(errorName(e) ?? '')) throw e;
     }
   }
 
