@@ -76,4 +76,13 @@ describe('readOutcome', () => {
       error: { error: 'States.Runtime', cause: 'bad path' },
     });
   });
+
+  it('reads an abort before any task (a data upload whose upload added no graph) as aborted, with the reason', () => {
+    const flow = { tasks: [{ id: 'a' }, { id: 'b' }] } as never;
+    expect(readOutcome(flow, { kind: 'failed', error: 'Flow.aborted', cause: 'The upload added no graph.' })).toEqual({
+      status: 'aborted',
+      tasks: { a: 'neverStarted', b: 'neverStarted' },
+      error: { error: 'Flow.aborted', cause: 'The upload added no graph.' },
+    });
+  });
 });
