@@ -52,6 +52,7 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
   const notifier = new FlowNotifier(platform);
   flowRuns.onSettled((run, flow, definition) => notifier.runSettled(run, flow, definition));
   accounts.onDelete(async (account) => {
+    await schedules.removeOfOwner(account.uid);
     await hooks.removeOfOwner(account.uid);
     await flows.removeAllOf(account.uid);
   });

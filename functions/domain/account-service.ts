@@ -8,7 +8,6 @@ import { assertAccountName, assertRoleName, nameKey } from './names.js';
 import { collectPage, type Page, type PageRequest } from './paging.js';
 import { type CustomRole, isBuiltInRole, type Permission } from './permissions.js';
 import type { Platform } from './platform.js';
-import { removeSchedule } from './flow-schedule-service.js';
 
 export interface NewAccountInput {
   type: AccountType;
@@ -218,8 +217,7 @@ export class AccountService {
       await this.access.require(caller, account, 'manageAccount', 'delete the organisation');
     }
     const store = this.platform.store;
-    // Its flow schedules stop first (their runs would act as it).
-    for (const s of await this.platform.flows.listSchedulesOfOwner(account.uid)) await removeSchedule(this.platform, s);
+    // Its flow schedules and hooks go first (their runs would act as it), then its flows.
     for (const step of this.deletionSteps) await step(account);
     for (let round = 0; round < 1000; round++) {
       const batch = await store.listDatasets(account.uid, { batch: 100 });

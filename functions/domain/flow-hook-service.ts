@@ -98,11 +98,7 @@ export class FlowHookService implements UploadEvents {
     await this.platform.flows.deleteHook(found.flow.uid, hookId);
   }
 
-  /** Removes the hooks of a deleted flow, or of a deleted account (their creator). */
-  async removeOfFlow(blueprintUid: string): Promise<void> {
-    for (const h of await this.platform.flows.listHooks(blueprintUid)) await this.platform.flows.deleteHook(h.blueprintUid, h.id);
-  }
-
+  /** Removes the hooks of a deleted account (their creator): their runs would act as it. */
   async removeOfOwner(ownerUid: string): Promise<void> {
     for (const h of await this.platform.flows.listHooksOfOwner(ownerUid)) await this.platform.flows.deleteHook(h.blueprintUid, h.id);
   }

@@ -138,11 +138,7 @@ export class FlowScheduleService {
     await removeSchedule(this.platform, await this.existing(found, scheduleId));
   }
 
-  /** Removes the schedules of a removed flow, or of a removed account (their owner). */
-  async removeOfFlow(blueprintUid: string): Promise<void> {
-    for (const s of await this.platform.flows.listSchedules(blueprintUid)) await removeSchedule(this.platform, s);
-  }
-
+  /** Removes the schedules of a removed account (their owner): their runs would act as it. */
   async removeOfOwner(ownerUid: string): Promise<void> {
     for (const s of await this.platform.flows.listSchedulesOfOwner(ownerUid)) await removeSchedule(this.platform, s);
   }

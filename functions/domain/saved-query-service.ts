@@ -44,15 +44,8 @@ export interface QueryInput extends VersionInput {
   tags?: string[];
 }
 
-export interface QueryMetaPatch {
-  name?: string;
-  displayName?: string;
-  description?: string;
-  accessLevel?: AccessLevel;
-  dataset?: string;
-  serviceType?: string;
-  tags?: string[];
-}
+/** The query's own fields (not its versions), each optional. */
+export type QueryMetaPatch = Partial<Omit<QueryInput, keyof VersionInput>>;
 
 export interface Found {
   query: SavedQueryRecord;

@@ -122,6 +122,12 @@ export function flowToTurtle(flow: FlowDefinition, options: { flowIri: string })
   const boolean = (v: boolean) => literal(String(v), namedNode(XSD_BOOLEAN));
   const json = (v: unknown) => literal(canonicalJson(v), namedNode(RDF_JSON));
   const typed = (s: RDF.Quad_Subject, type: string) => writer.addQuad(s, namedNode(RDF_TYPE), flowTerm(type));
+  /** A part of the flow: its type and its place in its list (lists keep their order). */
+  const member = (s: RDF.Quad_Subject, type: string, index: number) => {
+    typed(s, type);
+    add(s, F.position, integer(index + 1));
+    return s;
+  };
   const describedAs = (s: RDF.Quad_Subject, description: string | undefined) => {
     if (description) add(s, F.description, text(description));
   };
@@ -143,9 +149,7 @@ export function flowToTurtle(flow: FlowDefinition, options: { flowIri: string })
   for (const c of connections) add(root, F.connection, connectionIri(c));
 
   variables.forEach((v, i) => {
-    const s = part('variables', v.name);
-    typed(s, F.Variable);
-    add(s, F.position, integer(i + 1));
+    const s = member(part('variables', v.name), F.Variable, i);
     add(s, F.variableName, text(v.name));
     describedAs(s, v.description);
     add(s, F.required, boolean(v.required ?? false));
@@ -153,32 +157,24 @@ export function flowToTurtle(flow: FlowDefinition, options: { flowIri: string })
     if (options.length > 0) add(s, F.allowedOptions, writer.list(options.map(text)) as unknown as Obj);
   });
   outputVariables.forEach((v, i) => {
-    const s = part('outputVariables', v.name);
-    typed(s, F.OutputVariable);
-    add(s, F.position, integer(i + 1));
+    const s = member(part('outputVariables', v.name), F.OutputVariable, i);
     add(s, F.variableName, text(v.name));
     describedAs(s, v.description);
   });
   // Names and descriptions only, whatever else the object may carry: masked values stay apart.
   maskedValues.forEach((m, i) => {
-    const s = part('maskedValues', m.name);
-    typed(s, F.MaskedValue);
-    add(s, F.position, integer(i + 1));
+    const s = member(part('maskedValues', m.name), F.MaskedValue, i);
     add(s, F.variableName, text(m.name));
     describedAs(s, m.description);
   });
   presets.forEach((p, i) => {
-    const s = part('presets', p.name);
-    typed(s, F.Preset);
-    add(s, F.position, integer(i + 1));
+    const s = member(part('presets', p.name), F.Preset, i);
     add(s, F.name, text(p.name));
     add(s, F.default, boolean(p.default ?? false));
     add(s, F.values, json(p.values ?? {}));
   });
   tasks.forEach((t, i) => {
-    const s = taskIri(t.id);
-    typed(s, F.Task);
-    add(s, F.position, integer(i + 1));
+    const s = member(taskIri(t.id), F.Task, i);
     add(s, F.taskId, text(t.id));
     add(s, F.label, text(t.label));
     add(s, F.taskType, text(t.type));
@@ -186,9 +182,7 @@ export function flowToTurtle(flow: FlowDefinition, options: { flowIri: string })
     add(s, F.settings, json(t.settings ?? {}));
   });
   connections.forEach((c, i) => {
-    const s = connectionIri(c);
-    typed(s, F.Connection);
-    add(s, F.position, integer(i + 1));
+    const s = member(connectionIri(c), F.Connection, i);
     add(s, F.from, taskIri(c.from));
     add(s, F.to, taskIri(c.to));
   });

@@ -10,7 +10,8 @@ import type { RunningPlatform } from './embedded-server.js';
 export interface Api {
   url: string;
   headers: Record<string, string>;
-  json(method: string, path: string, body?: unknown): Promise<any>;
+  /** A JSON call as the administrator's token, or with `as` instead (a console session). */
+  json(method: string, path: string, body?: unknown, as?: Record<string, string>): Promise<any>;
 }
 
 export function apiFor(platform: RunningPlatform): Api {
@@ -18,10 +19,10 @@ export function apiFor(platform: RunningPlatform): Api {
   return {
     url: platform.url,
     headers,
-    async json(method, path, body) {
+    async json(method, path, body, as) {
       const res = await fetch(`${platform.url}${path}`, {
         method,
-        headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { ...(as ?? headers), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();

@@ -9,7 +9,7 @@ import type { FlowDefinition } from '../../functions/domain/flows/model.js';
 import { parseFlow } from '../../functions/domain/flows/validate.js';
 import { applySubstitutions, compileFlow, TASK_WORKER_SUBSTITUTION } from '../../statemachines/compile.js';
 import { forLocalRun, localTaskHandlers } from '../../statemachines/local.js';
-import { ms, secs, sleep, stats } from './bench-http.js';
+import { apiFor, ms, secs, sleep, stats } from './bench-http.js';
 import type { RunningPlatform } from './embedded-server.js';
 
 const RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 100);
@@ -18,20 +18,6 @@ const TASKS = 5;
 const FINAL = new Set(['finished', 'failed', 'timeout', 'aborted']);
 /** How often the client asks whether a run ended (finer polling mostly measures the polling). */
 const POLL_MS = 5;
-
-/** JSON calls with the caller's headers; a non-2xx answer throws. */
-function caller(platform: RunningPlatform) {
-  return async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-    const res = await fetch(`${platform.url}${path}`, {
-      method,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
-}
 
 /** The administrator's console session (flows are created only from one). */
 async function consoleSession(platform: RunningPlatform): Promise<Record<string, string>> {
@@ -77,15 +63,14 @@ async function bareRuns(flow: FlowDefinition, runs: number): Promise<number[]> {
 }
 
 export async function benchFlows(platform: RunningPlatform): Promise<void> {
-  const admin = { authorization: `Bearer ${platform.adminToken}` };
-  const call = caller(platform);
-  await call('PATCH', '/admin/flows', admin, { flowsEnabled: true });
+  const api = apiFor(platform);
+  await api.json('PATCH', '/admin/flows', { flowsEnabled: true });
   const definition = linearFlow();
-  await call('POST', '/flows/blueprints/admin', await consoleSession(platform), definition);
+  await api.json('POST', '/flows/blueprints/admin', definition, await consoleSession(platform));
 
   const untilEnded = async (runId: string, deadlineMs: number) => {
     for (let i = 0; i < 100_000 && performance.now() < deadlineMs; i++) {
-      const run = await call('GET', `/flows/runs/${runId}`, admin);
+      const run = await api.json('GET', `/flows/runs/${runId}`);
       if (FINAL.has(run.status)) return run;
       await sleep(POLL_MS);
     }
@@ -97,7 +82,7 @@ export async function benchFlows(platform: RunningPlatform): Promise<void> {
   const server: number[] = [];
   for (let i = 0; i < RUNS + 10; i++) {
     const start = performance.now();
-    const run = await call('POST', '/flows/blueprints/admin/bench-linear/run', admin);
+    const run = await api.json('POST', '/flows/blueprints/admin/bench-linear/run');
     const ended = await untilEnded(run.id, performance.now() + 30_000);
     if (ended.status !== 'finished') throw new Error(`run ${run.id} ended ${ended.status}: ${JSON.stringify(ended.error)}`);
     if (i >= 10) {
@@ -118,13 +103,13 @@ export async function benchFlows(platform: RunningPlatform): Promise<void> {
   );
 
   const start = performance.now();
-  const started = await Promise.all(Array.from({ length: CONCURRENT }, () => call('POST', '/flows/blueprints/admin/bench-linear/run', admin)));
+  const started = await Promise.all(Array.from({ length: CONCURRENT }, () => api.json('POST', '/flows/blueprints/admin/bench-linear/run')));
   const startedMs = performance.now() - start;
   const deadline = start + 60_000;
   const ended = await Promise.all(
     started.map(async (r: { id: string }) => {
       for (let i = 0; i < 10_000 && performance.now() < deadline; i++) {
-        const run = await call('GET', `/flows/runs/${r.id}`, admin);
+        const run = await api.json('GET', `/flows/runs/${r.id}`);
         if (FINAL.has(run.status)) return run;
         await sleep(20);
       }
@@ -143,37 +128,36 @@ export async function benchFlows(platform: RunningPlatform): Promise<void> {
  * stamped when the platform has the whole file) to the hook run's first task starting.
  */
 export async function benchHookLatency(platform: RunningPlatform, uploads = Number(process.env.BENCH_HOOK_UPLOADS ?? 30)): Promise<void> {
-  const admin = { authorization: `Bearer ${platform.adminToken}` };
-  const call = caller(platform);
+  const api = apiFor(platform);
   const session = await consoleSession(platform);
-  await call('POST', '/datasets/admin', admin, { name: 'hook-bench', accessLevel: 'private' });
-  await call('POST', '/flows/blueprints/admin', session, {
+  await api.json('POST', '/datasets/admin', { name: 'hook-bench', accessLevel: 'private' });
+  await api.json('POST', '/flows/blueprints/admin', {
     id: 'bench-hook',
     name: 'Bench: asset hook',
     accessLevel: 'Private',
     outputVariables: [{ name: 'asset' }],
     tasks: [{ id: 'note', label: 'Note the asset', type: 'setVariables', settings: { values: { asset: '?system_uploadedAssetName' } } }],
     connections: [],
-  });
-  const hook = await call('POST', '/flows/blueprints/admin/bench-hook/hooks', session, {
+  }, session);
+  const hook = await api.json('POST', '/flows/blueprints/admin/bench-hook/hooks', {
     label: 'Every asset',
     type: 'assetUpload',
     dataset: { account: 'admin', dataset: 'hook-bench' },
-  });
+  }, session);
 
   const serverSide: number[] = [];
   const clientSide: number[] = [];
   for (let i = 0; i < uploads + 3; i++) {
     const form = new FormData();
     form.append('file', new Blob([`asset ${i}\n`.repeat(100)]), `file-${i}.txt`);
-    const res = await fetch(`${platform.url}/datasets/admin/hook-bench/assets`, { method: 'POST', headers: admin, body: form });
+    const res = await fetch(`${platform.url}/datasets/admin/hook-bench/assets`, { method: 'POST', headers: api.headers, body: form });
     const answered = Date.now();
     const asset = (await res.json()) as { identifier: string; versions: { uploadedAt?: string; createdAt?: string }[] };
     let firstTaskAt: number | undefined;
     for (let j = 0; j < 5_000 && firstTaskAt === undefined; j++) {
-      const runs = (await call('GET', `/flows/runs?hookId=${hook.id}&assetId=${asset.identifier}`, admin)) as { id: string }[];
+      const runs = (await api.json('GET', `/flows/runs?hookId=${hook.id}&assetId=${asset.identifier}`)) as { id: string }[];
       if (runs[0]) {
-        const tasks = (await call('GET', `/flows/taskInstances?runId=${runs[0].id}`, admin)) as { startedAt?: string }[];
+        const tasks = (await api.json('GET', `/flows/taskInstances?runId=${runs[0].id}`)) as { startedAt?: string }[];
         if (tasks[0]?.startedAt) firstTaskAt = Date.parse(tasks[0].startedAt);
       }
       if (firstTaskAt === undefined) await sleep(2);
