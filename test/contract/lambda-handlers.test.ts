@@ -260,6 +260,18 @@ describe('Lambda handlers', () => {
     const another = sfnCalls.find((c) => c.action === 'StartExecution')!;
     expect(JSON.parse(String(another.input.input)).variables).toMatchObject({ system_uploadedGraphIRI: 'https://x.example/g2' });
 
+    // The upload can end before the execution reaches its wait: the outcome waits on the run,
+    // and the worker delivers it as soon as it gets the token.
+    await dispatcher.handler(uploadEvent('Import started', { datasetId: dataset!.id, jobId: 'job-3' }) as never, context);
+    const early = (await runs()).find((r: { status: string }) => r.status === 'waiting');
+    sfnCalls.length = 0;
+    await dispatcher.handler(uploadEvent('Import finished', { datasetId: dataset!.id, jobId: 'job-3', graphs: ['https://x.example/g3'], ok: true }) as never, context);
+    expect(sfnCalls.filter((c) => c.action.startsWith('SendTask'))).toEqual([]);
+    await worker.handler({ Payload: { kind: 'waitForUpload', runId: early.id, taskToken: 'token-3' } } as never, context);
+    expect(sfnCalls.filter((c) => c.action.startsWith('SendTask'))).toEqual([
+      { action: 'SendTaskSuccess', input: { taskToken: 'token-3', output: JSON.stringify({ system_uploadedGraphIRI: 'https://x.example/g3' }) } },
+    ]);
+
     // S3 "Object Created" through EventBridge: graph blobs are not assets; an asset not yet
     // recorded throws, so the asynchronous invocation is retried.
     const objectCreated = (key: string) => ({ version: '0', id: 'e', source: 'aws.s3', 'detail-type': 'Object Created', account: '123', time: '', region: 'eu-west-1', resources: [], detail: { bucket: { name: 'data' }, object: { key } } });

@@ -199,6 +199,12 @@ describe('copy, move, delete', () => {
     expect(values.body).toEqual([{ name: 'apiKey', description: 'The key', isSet: false }]);
     const sameId = await post('/flows/blueprints/alice/original/copy', {});
     expect(sameId.status).toBe(409);
+    // Bad copies change nothing: an account that does not exist, an ID the format refuses.
+    expect((await post('/flows/blueprints/alice/original/copy', { account: 'nobody' })).status).toBe(404);
+    const badId = await post('/flows/blueprints/alice/original/copy', { id: 'not an id!' });
+    expect(badId.status).toBe(400);
+    expect(badId.body.problems[0].path).toBe('id');
+    expect((await post('/flows/blueprints/alice/original/copy', { account: 'alice', extra: true })).status).toBe(400);
     const toOrg = await post('/flows/blueprints/alice/original/copy', { account: 'acme' });
     expect(toOrg.status).toBe(201);
     expect(toOrg.body.owner.accountName).toBe('acme');

@@ -91,6 +91,10 @@ describe('managing hooks', () => {
     expect((await p.request('POST', path, { headers: session, body: { ...body, dataset: { account: 'bob', dataset: 'nothing' } } })).status).toBe(404);
     expect((await p.request('POST', path, { headers: session, body: { ...body, values: { mode: 'c' } } })).status).toBe(400);
     expect((await p.request('POST', path, { headers: session, body: { ...body, values: { nope: 'x' } } })).status).toBe(400);
+    const misspelt = await p.request('POST', path, { headers: session, body: { ...body, datset: { account: 'alice', dataset: 'inbox' } } });
+    expect(misspelt.status).toBe(400);
+    expect(misspelt.body.message).toMatch(/datset/);
+    expect((await p.request('POST', path, { headers: session, body: { ...body, preset: 'No such preset' } })).status).toBe(404);
 
     const created = await p.request('POST', path, { headers: session, body });
     expect(created.status).toBe(201);
