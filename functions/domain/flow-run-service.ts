@@ -609,22 +609,19 @@ export class FlowRunService implements FlowRuntimeHooks {
       return visible.get(uid)!;
     };
 
-    let blueprintUids: (string | null)[] = [null];
+    // One stored listing is read: a flow's runs, or all runs (filtered by flow ID when a flow ID
+    // was named without its account, since several accounts may have one of that ID).
+    let source: string | null = null;
+    let flowIdFilter: string | undefined;
     if (filters.blueprintId !== undefined) {
       const byUid = await see(filters.blueprintId);
-      if (byUid) blueprintUids = [byUid.flow.uid];
-      else {
-        // A flow ID: with `account` that account's flow, otherwise every visible flow of that ID.
-        const accounts = filters.account ? [await this.platform.store.getAccountByName(filters.account)] : [];
-        blueprintUids = [];
-        if (filters.account) {
-          const owner = accounts[0];
-          const flow = owner ? await this.platform.flows.getFlow(owner.uid, filters.blueprintId) : null;
-          if (flow && (await see(flow.uid))) blueprintUids.push(flow.uid);
-        } else {
-          blueprintUids = null as never;
-        }
-      }
+      if (byUid) source = byUid.flow.uid;
+      else if (filters.account) {
+        const owner = await this.platform.store.getAccountByName(filters.account);
+        const flow = owner ? await this.platform.flows.getFlow(owner.uid, filters.blueprintId) : null;
+        if (!flow || !(await see(flow.uid))) return { runs: [], flows: new Map() };
+        source = flow.uid;
+      } else flowIdFilter = filters.blueprintId.toLowerCase();
     }
     let startedByUid: string | undefined;
     if (filters.startedBy !== undefined) {
@@ -632,7 +629,7 @@ export class FlowRunService implements FlowRuntimeHooks {
     }
 
     const matches = async (r: RunRecord): Promise<boolean> => {
-      if (blueprintUids === null && r.flowId.toLowerCase() !== filters.blueprintId!.toLowerCase()) return false;
+      if (flowIdFilter !== undefined && r.flowId.toLowerCase() !== flowIdFilter) return false;
       if (filters.status && !filters.status.includes(r.status)) return false;
       if (filters.startedFromType && r.startedFrom.type !== filters.startedFromType) return false;
       if (startedByUid && r.startedByUid !== startedByUid) return false;
@@ -648,16 +645,14 @@ export class FlowRunService implements FlowRuntimeHooks {
     const earlyStop = filters.sortBy === 'createdAt' && filters.sortDirection === 'desc';
     const found: RunRecord[] = [];
     let scanned = 0;
-    for (const uid of blueprintUids ?? [null]) {
-      let after: string | undefined;
-      while (scanned < MAX_RUNS_SCANNED) {
-        const batch = await this.platform.flows.listRuns(uid, { after, batch: 500 });
-        scanned += batch.items.length;
-        for (const { item } of batch.items) if (await matches(item)) found.push(item);
-        const last = batch.items[batch.items.length - 1];
-        if (!batch.more || !last || (earlyStop && blueprintUids?.length === 1 && found.length >= filters.limit)) break;
-        after = last.cursor;
-      }
+    let after: string | undefined;
+    while (scanned < MAX_RUNS_SCANNED) {
+      const batch = await this.platform.flows.listRuns(source, { after, batch: 500 });
+      scanned += batch.items.length;
+      for (const { item } of batch.items) if (await matches(item)) found.push(item);
+      const last = batch.items[batch.items.length - 1];
+      if (!batch.more || !last || (earlyStop && found.length >= filters.limit)) break;
+      after = last.cursor;
     }
     const key = (r: RunRecord) => (filters.sortBy === 'createdAt' ? r.createdAt : (r.finishedAt ?? '')) + r.id;
     found.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
