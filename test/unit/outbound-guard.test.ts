@@ -20,6 +20,44 @@ describe('the outbound policy', () => {
     }
   });
 
+  it('never reaches the unspecified address, in any notation or embedded in another address', () => {
+    const forms = ['::', '0::', '::0', '0:0:0:0:0:0:0:0', '0.0.0.0', '0.1.2.3', '::ffff:0.0.0.0', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', '::ffff:0:a9fe:a9fe'];
+    for (const address of forms) {
+      expect(refusalOf(address, open), address).toMatch(/never calls/);
+      expect(refusalOf(address, closed), address).toMatch(/never calls/);
+    }
+  });
+
+  it('never reaches multicast, broadcast, reserved or unparsable addresses', () => {
+    for (const address of ['224.0.0.1', 'ff02::1', '255.255.255.255', '240.0.0.1', '192.0.2.1', '2001:db8::1', 'fec0::1', '64:ff9b:1::7f00:1']) {
+      expect(refusalOf(address, open), address).toMatch(/never calls/);
+    }
+    expect(refusalOf('localhost', open)).toMatch(/not an IP address/);
+  });
+
+  it('treats every embedding of a loopback or private address as that address', () => {
+    // IPv4-mapped (both notations), SIIT (rfc6145), NAT64 (rfc6052), 6to4, Teredo (client bits inverted), IPv4-compatible.
+    const forms = ['::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:0:7f00:1', '64:ff9b::127.0.0.1', '64:ff9b::a00:1', '2002:7f00:1::', '2002:c0a8:101::1', '2001:0:4136:e378:8000:63bf:80ff:fffe', '::127.0.0.1'];
+    for (const address of forms) {
+      expect(refusalOf(address, open), address).toBeNull();
+      expect(refusalOf(address, closed), address).toMatch(/private-network/);
+    }
+  });
+
+  it('reaches public addresses, also through NAT64 and 6to4', () => {
+    for (const address of ['64:ff9b::808:808', '2002:808:808::1', '::ffff:8.8.8.8']) {
+      expect(refusalOf(address, closed), address).toBeNull();
+    }
+  });
+
+  it('never reaches the platform\'s own back ends, by name or by any address of the same host', async () => {
+    const policy = { allowPrivateNetworks: true, internalEndpoints: [{ name: 'EXTERNAL_SPARQL_ENDPOINT', host: 'localhost', port: 8890 }] };
+    for (const url of ['http://localhost:8890/sparql', 'http://127.0.0.1:8890/', 'http://[::1]:8890/', 'http://127.0.0.2:8890/', 'http://LOCALHOST:8890/']) {
+      await expect(assertReachable(new URL(url), policy), url).rejects.toThrow(/EXTERNAL_SPARQL_ENDPOINT/);
+    }
+    await expect(assertReachable(new URL('http://127.0.0.1:8891/'), policy)).resolves.toBeUndefined();
+  });
+
   it('reaches public addresses', () => {
     for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '172.32.0.1']) {
       expect(refusalOf(address, closed), address).toBeNull();
@@ -31,6 +69,9 @@ describe('the outbound policy', () => {
     await expect(assertReachable(new URL('http://[::1]:8080/'), closed)).rejects.toThrow(/private-network/);
     await expect(assertReachable(new URL('http://127.0.0.1:9/'), open)).resolves.toBeUndefined();
     await expect(assertReachable(new URL('file:///etc/passwd'), open)).rejects.toThrow(/http or https/);
+    for (const host of ['[::]', '[0::]', '[::0]', '0.0.0.0', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]']) {
+      await expect(assertReachable(new URL(`http://${host}:8080/`), closed), host).rejects.toThrow(/^Refused http:\/\//);
+    }
   });
 
   it('resolves names before deciding', async () => {

@@ -10,8 +10,8 @@ function fileNameOf(url: URL, disposition: string | null): string {
 }
 
 /**
- * Downloads with Node's fetch, following redirects, bounded in bytes and time, and only to
- * destinations the outbound policy allows.
+ * Downloads with undici's fetch, following redirects, bounded in bytes and time, and only to
+ * destinations the outbound policy allows (checked on the addresses actually connected to).
  */
 export const urlFetcher = (policy: OutboundPolicy): UrlFetcher => ({
   request(url, { timeoutMs, ...init }) {
