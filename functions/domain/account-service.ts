@@ -6,7 +6,7 @@ import type { Caller } from './caller.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors.js';
 import { assertAccountName, assertRoleName, nameKey } from './names.js';
 import { collectPage, type Page, type PageRequest } from './paging.js';
-import { type CustomRole, isBuiltInRole, type Permission } from './permissions.js';
+import { type AccountAccess, type CustomRole, isBuiltInRole, missingPermissions, type Permission, permissionsOfRole } from './permissions.js';
 import type { Platform } from './platform.js';
 
 export interface NewAccountInput {
@@ -27,6 +27,8 @@ export interface AccountPatch {
   email?: string;
   description?: string;
   password?: string;
+  /** Required with `password` when users change their own password. */
+  currentPassword?: string;
   /** Organisations: name of the new parent, or null to detach. */
   parent?: string | null;
   /** Users, administrators only. */
@@ -36,6 +38,9 @@ export interface AccountPatch {
 }
 
 export const MIN_PASSWORD_LENGTH = 12;
+
+/** How far up parent organisations ownership is followed (as AccessService follows membership). */
+const MAX_PARENT_DEPTH = 8;
 
 export function assertPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH || password.length > 256) {
@@ -170,7 +175,13 @@ export class AccountService {
     if (patch.password !== undefined) {
       if (account.type !== 'user') throw new ValidationError('password: organisations do not have a password.');
       assertPassword(patch.password);
+      // A stolen session or token must not be enough to lock the owner out: prove the old password.
+      if (signedIn.uid === account.uid) await this.checkCurrentPassword(account, patch.currentPassword);
       next.passwordHash = await this.platform.passwords.hash(patch.password);
+      // Every session opened before now ends (API tokens stay: they are revoked one by one).
+      next.sessionsValidAfter = next.updatedAt;
+    } else if (patch.currentPassword !== undefined) {
+      throw new ValidationError('currentPassword: only send it together with a new password.');
     }
     if (patch.emailNotifications !== undefined) {
       if (account.type !== 'user') throw new ValidationError('emailNotifications: only users have notification settings.');
@@ -186,6 +197,8 @@ export class AccountService {
     }
     if (patch.parent !== undefined) {
       if (account.type !== 'org') throw new ValidationError('parent: only organisations have a parent.');
+      // A parent's members inherit access here, so attaching one hands the organisation over.
+      await this.requireOwner(signedIn, account, 'change its parent organisation');
       next.parentUid = patch.parent === null ? undefined : (await this.parentFor(signedIn, patch.parent, account)).uid;
     }
     if (patch.accountName !== undefined && patch.accountName !== account.accountName) {
@@ -215,6 +228,7 @@ export class AccountService {
       }
     } else {
       await this.access.require(caller, account, 'manageAccount', 'delete the organisation');
+      await this.requireOwner(caller as Caller, account, 'delete the organisation');
     }
     const store = this.platform.store;
     // Its flow schedules and hooks go first (their runs would act as it), then its flows.
@@ -290,10 +304,53 @@ export class AccountService {
     }
   }
 
+  private async checkCurrentPassword(account: AccountRecord, currentPassword: string | undefined): Promise<void> {
+    if (currentPassword === undefined || currentPassword === '') {
+      throw new ValidationError('currentPassword: send your current password to change it.');
+    }
+    if (!account.passwordHash || !(await this.platform.passwords.verify(currentPassword.slice(0, 256), account.passwordHash))) {
+      throw new ForbiddenError('Forbidden. currentPassword is not your current password; the password was not changed.');
+    }
+  }
+
+  /** Owners of the organisation (directly or of a parent organisation) and instance administrators. */
+  private async isOwner(caller: Caller, org: AccountRecord): Promise<boolean> {
+    if (caller.isAdmin) return true;
+    let current: AccountRecord | null = org;
+    for (let depth = 0; current && depth <= MAX_PARENT_DEPTH; depth++) {
+      if ((await this.platform.store.getMembership(current.uid, caller.uid))?.role === 'owner') return true;
+      current = current.parentUid ? await this.platform.store.getAccount(current.parentUid) : null;
+    }
+    return false;
+  }
+
+  private async requireOwner(caller: Caller, org: AccountRecord, what: string): Promise<void> {
+    if (!(await this.isOwner(caller, org))) {
+      throw new ForbiddenError(`Forbidden. Only owners of "${org.accountName}" (or instance administrators) may ${what}.`);
+    }
+  }
+
+  /** Nobody grants more than they hold: every permission of what is granted must be the caller's. */
+  private requireHolds(caller: Caller, org: AccountRecord, access: AccountAccess, granted: Iterable<Permission>, what: string): void {
+    const missing = missingPermissions(granted, access.permissions);
+    if (missing.length > 0) {
+      throw new ForbiddenError(
+        `Forbidden. "${caller.accountName}" may not ${what}: that grants ${missing.join(', ')}, which it does not hold in "${org.accountName}".`,
+      );
+    }
+  }
+
+  /** Giving `role` to someone: owner only by owners; any other role only by holders of all it grants. */
+  private async requireMayGrant(caller: Caller, org: AccountRecord, access: AccountAccess, role: string, what: string): Promise<void> {
+    if (role === 'owner') return this.requireOwner(caller, org, 'make someone owner');
+    this.requireHolds(caller, org, access, permissionsOfRole(role, org.customRoles ?? []), what);
+  }
+
   async addMember(caller: Caller | null, accountName: string, memberName: string, role: string) {
     const org = await this.organisation(accountName);
-    await this.access.require(caller, org, 'manageAccount', 'add members');
+    const access = await this.access.require(caller, org, 'manageAccount', 'add members');
     this.assertRoleExists(org, role);
+    await this.requireMayGrant(caller as Caller, org, access, role, `give the role "${role}"`);
     const user = await this.platform.store.getAccountByName(memberName);
     if (!user || user.type !== 'user') throw new ValidationError(`accountName: "${memberName}" is not a user of this instance.`);
     if (await this.platform.store.getMembership(org.uid, user.uid)) {
@@ -307,9 +364,11 @@ export class AccountService {
 
   async changeMemberRole(caller: Caller | null, accountName: string, memberName: string, role: string) {
     const org = await this.organisation(accountName);
-    await this.access.require(caller, org, 'manageAccount', 'change member roles');
+    const access = await this.access.require(caller, org, 'manageAccount', 'change member roles');
     this.assertRoleExists(org, role);
     const { membership, user } = await this.member(accountName, memberName);
+    if (membership.role === 'owner' && role !== 'owner') await this.requireOwner(caller as Caller, org, 'demote an owner');
+    await this.requireMayGrant(caller as Caller, org, access, role, `give the role "${role}"`);
     if (membership.role === 'owner' && role !== 'owner') await this.assertNotLastOwner(org.uid, user.uid, 'change this role');
     const updated = { ...membership, role, updatedAt: this.now() };
     await this.platform.store.putMembership(updated);
@@ -320,9 +379,12 @@ export class AccountService {
   async removeMember(caller: Caller | null, accountName: string, memberName: string): Promise<void> {
     const org = await this.organisation(accountName);
     const signedIn = this.access.requireSignedIn(caller, 'remove members');
-    const { user } = await this.member(accountName, memberName);
+    const { membership, user } = await this.member(accountName, memberName);
     if (user.uid === signedIn.uid) this.access.requireWritableCredential(signedIn, 'leave the organisation');
-    else await this.access.require(caller, org, 'manageAccount', 'remove members');
+    else {
+      await this.access.require(caller, org, 'manageAccount', 'remove members');
+      if (membership.role === 'owner') await this.requireOwner(signedIn, org, 'remove an owner');
+    }
     await this.assertNotLastOwner(org.uid, user.uid, 'remove this member');
     await this.platform.store.deleteMembership(org.uid, user.uid);
   }
@@ -332,9 +394,15 @@ export class AccountService {
     return org.customRoles ?? [];
   }
 
-  private async saveRoles(caller: Caller | null, accountName: string, change: (roles: CustomRole[], org: AccountRecord) => Promise<CustomRole[]>) {
+  private async saveRoles(
+    caller: Caller | null,
+    accountName: string,
+    change: (roles: CustomRole[], org: AccountRecord) => Promise<CustomRole[]>,
+    granted: readonly Permission[] = [],
+  ) {
     const org = await this.organisation(accountName);
-    await this.access.require(caller, org, 'manageAccount', 'define roles');
+    const access = await this.access.require(caller, org, 'manageAccount', 'define roles');
+    this.requireHolds(caller as Caller, org, access, granted, 'define this role');
     const roles = await change([...(org.customRoles ?? [])], org);
     await this.platform.store.replaceAccount({ ...org, customRoles: roles, updatedAt: this.now() }, org.updatedAt);
     return roles;
@@ -347,18 +415,19 @@ export class AccountService {
       if (roles.some((r) => r.name === name)) throw new ConflictError(`Role "${name}" already exists; change it with PATCH.`);
       if (roles.length >= 50) throw new ValidationError('An organisation has at most 50 custom roles.');
       return [...roles, role];
-    });
+    }, role.permissions);
     return role;
   }
 
   async updateRole(caller: Caller | null, accountName: string, name: string, permissions: Permission[]): Promise<CustomRole> {
+    if (isBuiltInRole(name)) throw new ForbiddenError(`Forbidden. "${name}" is a built-in role; its permissions never change.`);
     const role: CustomRole = { name, permissions: [...new Set<Permission>(['readFlows', ...permissions])] };
     await this.saveRoles(caller, accountName, async (roles) => {
       const i = roles.findIndex((r) => r.name === name);
       if (i < 0) throw new NotFoundError(`Role "${name}" does not exist.`);
       roles[i] = role;
       return roles;
-    });
+    }, role.permissions);
     return role;
   }
 

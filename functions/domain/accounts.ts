@@ -14,6 +14,8 @@ export interface AccountRecord {
   updatedAt: string;
   /** Users only. A slow hash (scrypt), never returned. */
   passwordHash?: string;
+  /** Users only: sessions opened at or before this instant no longer count (set by a password change). */
+  sessionsValidAfter?: string;
   /** Users only: instance administrator. */
   isAdmin?: boolean;
   /** Users only: the "Email notifications" setting (flow failure emails); on unless false. */

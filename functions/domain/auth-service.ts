@@ -89,6 +89,9 @@ export class AuthService {
     }
     const account = await this.platform.store.getAccount(session.uid);
     if (!account) throw expired();
+    if (account.sessionsValidAfter && session.createdAt <= account.sessionsValidAfter) {
+      throw new UnauthenticatedError('Unauthorized. The password changed since this console session began; sign in again.');
+    }
     return {
       uid: account.uid,
       accountName: account.accountName,

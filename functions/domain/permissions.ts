@@ -61,6 +61,11 @@ export function restrictToReadOnly(access: AccountAccess): AccountAccess {
   };
 }
 
+/** The permissions of `granted` that `held` lacks: nobody grants more than they hold. */
+export function missingPermissions(granted: Iterable<Permission>, held: ReadonlySet<Permission>): Permission[] {
+  return [...new Set(granted)].filter((p) => !held.has(p));
+}
+
 export function mergeAccess(a: AccountAccess, b: AccountAccess): AccountAccess {
   return { isMember: a.isMember || b.isMember, permissions: new Set([...a.permissions, ...b.permissions]) };
 }

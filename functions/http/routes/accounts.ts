@@ -30,6 +30,7 @@ const AccountPatchBody = z.object({
   email: email.optional(),
   description: text(4096).optional(),
   password: z.string().optional(),
+  currentPassword: text(256).optional(),
   parent: z.string().nullable().optional(),
   isAdmin: z.boolean().optional(),
   emailNotifications: z.boolean().optional(),
