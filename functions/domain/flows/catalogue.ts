@@ -5,7 +5,7 @@
  * references, except text that is SPARQL or a regex.
  */
 import { analyzeSparql, SparqlSyntaxError } from '../../rdf/sparql-analysis.js';
-import { isNumberText } from './decision.js';
+import { isNumberText, regexProblem } from './decision.js';
 import { charLength, FLOW_LIMITS } from './limits.js';
 import {
   CONDITION_OPERATORS,
@@ -32,6 +32,8 @@ export interface CheckContext {
   timeoutSeconds?: number;
   /** `tasks[i]`, for problems about the task rather than one setting. */
   taskPath: string;
+  /** The task's id, when it has a valid one (messages name it). */
+  taskId?: string;
 }
 
 export interface TaskTypeSpec {
@@ -111,7 +113,7 @@ export class SettingsReader {
       this.ctx.references(this.at(key), v);
       return undefined;
     }
-    this.ctx.problem(this.at(key), 'invalid', `Expected ${expected}${settings.allowReference ? ' (or a ?variable)' : ''}, got ${JSON.stringify(v)}.`);
+    this.ctx.problem(this.at(key), 'invalid', `Expected ${expected}${settings.allowReference ? ' (or a ?variable)' : ''}, got ${shown(v)}.`);
     return undefined;
   }
 
@@ -129,7 +131,7 @@ export class SettingsReader {
     const v = this.take(key, range.required, 'a whole number');
     if (v === undefined) return undefined;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < range.min || v > range.max) {
-      this.ctx.problem(this.at(key), 'invalid', `Expected a whole number from ${range.min} to ${range.max}, got ${JSON.stringify(v)}.`);
+      this.ctx.problem(this.at(key), 'invalid', `Expected a whole number from ${range.min} to ${range.max}, got ${shown(v)}.`);
       return undefined;
     }
     return v;
@@ -206,6 +208,13 @@ export class SettingsReader {
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A value for a message: a scalar as written (long texts cut), anything else by its kind (never walked). */
+export function shown(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}…` : v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return kindOf(v);
 }
 
 export function kindOf(v: unknown): string {
@@ -382,12 +391,20 @@ function checkConditionValue(operator: ConditionOperator, value: string, path: s
     ctx.problem(path, 'invalid', `"${operator}" compares numbers; "${value}" is not a number.`);
   }
   if (operator === 'matches') {
-    try {
-      new RegExp(value, 'u');
-    } catch (e) {
-      ctx.problem(path, 'invalid', `Not a valid regular expression: ${(e as Error).message}`);
+    const where = `${ctx.taskId ? `Decision "${ctx.taskId}"` : 'This decision'}, ${describeCondition(path)}`;
+    if (charLength(value) > FLOW_LIMITS.decisionPattern) {
+      ctx.problem(path, 'too-long', `${where}: a pattern has at most ${FLOW_LIMITS.decisionPattern.toLocaleString('en-US')} characters; this has ${charLength(value).toLocaleString('en-US')}.`);
+      return;
     }
+    const problem = regexProblem(value);
+    if (problem) ctx.problem(path, 'invalid', `${where}: not a regular expression in RE2 syntax: ${problem}.`);
   }
+}
+
+/** `branch 1, condition 2` from a path ending in `branches[0].conditions[1].value`. */
+function describeCondition(path: string): string {
+  const m = /branches\[(\d+)\]\.conditions\[(\d+)\]/.exec(path);
+  return m ? `branch ${Number(m[1]) + 1}, condition ${Number(m[2]) + 1}` : 'a condition';
 }
 
 const stopRun: TaskTypeSpec = {

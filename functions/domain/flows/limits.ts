@@ -16,6 +16,15 @@ export const FLOW_LIMITS = {
   runDescription: 1_000,
   runsListing: 10_000,
   /**
+   * Not in the spec: the most tasks and connections one flow may have. Each task is a state of
+   * the compiled state machine, compiled when a run starts, and the flow is validated on every
+   * save; both stay quick within these limits (a 3,000-task flow took seconds).
+   */
+  tasks: 200,
+  connections: 1_000,
+  /** Not in the spec: the longest regular expression of a Decision `matches` condition. */
+  decisionPattern: 1_000,
+  /**
    * Not in the spec: the longest Timeout a task may have. A standard Step Functions execution
    * lasts at most a year, so a longer Timeout could never fire.
    */

@@ -3,7 +3,7 @@
  * first), each with a path and a message saying what to fix, and returns the normalized
  * definition (defaults filled in) only when there is none.
  */
-import { isPlainObject, kindOf, SettingsReader, TASK_CATALOGUE, type CheckContext } from './catalogue.js';
+import { isPlainObject, kindOf, SettingsReader, shown, TASK_CATALOGUE, type CheckContext } from './catalogue.js';
 import { buildGraph, findCycles } from './graph.js';
 import { charLength, FLOW_LIMITS } from './limits.js';
 import {
@@ -74,6 +74,14 @@ export function validateFlow(input: unknown): FlowValidation {
   const maskedValues = fields.list('maskedValues', (r) => readNamed(r, 'masked value'));
   const defined = checkNames(variables, outputVariables, maskedValues, add);
 
+  // Past the size limits the flow is refused as a whole: the per-task and graph checks would cost
+  // time on untrusted input and bury the one problem that matters under thousands.
+  const tooMany = [
+    checkCount(input.tasks, 'tasks', FLOW_LIMITS.tasks, 'tasks', add),
+    checkCount(input.connections, 'connections', FLOW_LIMITS.connections, 'connections', add),
+  ];
+  if (tooMany.some(Boolean)) return { ok: false, problems };
+
   const tasks = fields.list('tasks', (r) => readTask(r));
   const taskIds = new Set<string>();
   tasks.forEach(({ item, path }) => {
@@ -125,6 +133,7 @@ export function validateFlow(input: unknown): FlowValidation {
       taskIds,
       timeoutSeconds: item.timeoutSeconds,
       taskPath: path,
+      ...(item.id && TASK_ID.test(item.id) ? { taskId: item.id } : {}),
     };
     TASK_CATALOGUE[item.type].check(new SettingsReader(item.settings, settingsPath, ctx), ctx);
   });
@@ -172,6 +181,13 @@ export function parseFlow(input: unknown): FlowDefinition {
 }
 
 // ---- Readers for the fixed parts of the definition ----
+
+/** A list longer than `max` is a `too-many` problem (true); anything else is left to the readers. */
+function checkCount(value: unknown, path: string, max: number, what: string, add: Add): boolean {
+  if (!Array.isArray(value) || value.length <= max) return false;
+  add(path, 'too-many', `A flow has at most ${max.toLocaleString('en-US')} ${what}; this one has ${value.length.toLocaleString('en-US')}. Split the work over several flows.`);
+  return true;
+}
 
 type Add = (path: string, code: FlowProblemCode, message: string) => void;
 type Listed<T> = { item: T | undefined; path: string };
@@ -260,7 +276,7 @@ function readAccessLevel(v: unknown, add: Add): FlowAccessLevel | undefined {
   } else if (typeof v === 'string' && v.toLowerCase() === 'public') {
     add('accessLevel', 'access-level', 'A flow cannot be Public; choose Private or Internal.');
   } else {
-    add('accessLevel', 'access-level', `Expected Private or Internal, got ${JSON.stringify(v)}.`);
+    add('accessLevel', 'access-level', `Expected Private or Internal, got ${shown(v)}.`);
   }
   return undefined;
 }
@@ -353,7 +369,7 @@ function readTask(f: Fields): Partial<FlowTask> & { settings: Record<string, unk
     f.add(
       f.at('type'),
       'unknown-task-type',
-      type === undefined ? `Required: one of ${TASK_TYPES.join(', ')}.` : `Unknown task type ${JSON.stringify(type)}; use one of ${TASK_TYPES.join(', ')}.`,
+      type === undefined ? `Required: one of ${TASK_TYPES.join(', ')}.` : `Unknown task type ${shown(type)}; use one of ${TASK_TYPES.join(', ')}.`,
     );
   }
   let settings: Record<string, unknown> = {};
@@ -447,15 +463,21 @@ const SUBSTITUTION_PLACEHOLDER = '${TaskWorkerArn}';
  * paths by Step Functions, and the placeholder the deployment substitutes must not appear in a
  * text; both are refused anywhere in the settings.
  */
-function checkPayload(value: unknown, path: string, add: Add): void {
+function checkPayload(value: unknown, path: string, add: Add, depth = 0): void {
   if (typeof value === 'string' && value.includes(SUBSTITUTION_PLACEHOLDER)) {
     add(path, 'invalid', `"${SUBSTITUTION_PLACEHOLDER}" is reserved in flow definitions; write it differently.`);
+  } else if ((Array.isArray(value) || isPlainObject(value)) && depth >= MAX_SETTINGS_DEPTH) {
+    // Deeper settings than any task reads: refused before anything walks (or stores) them.
+    add(path, 'invalid', `Settings nest at most ${MAX_SETTINGS_DEPTH} lists or objects deep; flatten this value.`);
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => checkPayload(item, childPath(path, i), add));
+    value.forEach((item, i) => checkPayload(item, childPath(path, i), add, depth + 1));
   } else if (isPlainObject(value)) {
     for (const [key, item] of Object.entries(value)) {
       if (key.endsWith('.$')) add(childPath(path, key), 'invalid', `Setting names cannot end with ".$"; rename "${key}".`);
-      checkPayload(item, childPath(path, key), add);
+      checkPayload(item, childPath(path, key), add, depth + 1);
     }
   }
 }
+
+/** Task settings are a few levels deep (decision branches → conditions → condition). */
+const MAX_SETTINGS_DEPTH = 16;
