@@ -44,6 +44,30 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformS
   };
 }
 
+/**
+ * The platform's own back ends, which requests on a user's behalf must never reach (a flow talking
+ * to the SPARQL store directly would go around access control): the external SPARQL endpoints, the
+ * AWS endpoints set with AWS_ENDPOINT_URL[_<SERVICE>] and, in a Lambda, its runtime API. Named by
+ * variable, never by URL (a URL may hold credentials).
+ */
+export function internalEndpointsFromEnv(env: NodeJS.ProcessEnv = process.env): { name: string; host: string; port: number }[] {
+  const urls: [string, string][] = ([ENV.externalSparqlEndpoint, ENV.externalSparqlUpdateEndpoint, ENV.externalGraphStoreEndpoint] as string[])
+    .concat(Object.keys(env).filter((name) => name.startsWith('AWS_ENDPOINT_URL')))
+    .flatMap((name) => (env[name] ? [[name, env[name]!] as [string, string]] : []));
+  // The Lambda runtime API is given as host:port.
+  if (env.AWS_LAMBDA_RUNTIME_API) urls.push(['AWS_LAMBDA_RUNTIME_API', `http://${env.AWS_LAMBDA_RUNTIME_API}`]);
+  return urls.flatMap(([name, value]) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new Error(`${name} must be a URL`);
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    return [{ name, host, port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) }];
+  });
+}
+
 export function requiredEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
   const value = env[name];
   if (!value) throw new Error(`Environment variable ${name} is not set`);

@@ -18,7 +18,7 @@ import { StepFunctionsExecutor } from '../adapters/aws/step-functions-executor.j
 import type { FlowExecutor } from '../ports/flow-executor.js';
 import type { ResumableUploads, TaskQueue } from '../ports/platform.js';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
-import { requiredEnv, settingsFromEnv } from '../config.js';
+import { internalEndpointsFromEnv, requiredEnv, settingsFromEnv } from '../config.js';
 import type { Blobs } from '../domain/platform.js';
 import { ENV, type EnvName } from '../env-names.js';
 import type { BlobStore } from '../ports/blob-store.js';
@@ -129,7 +129,7 @@ export function awsServices(): Promise<Services> {
     const settings = settingsFromEnv();
     const table = requiredEnv(ENV.tableName);
     let s3: S3Client | undefined;
-    const ports = commonPorts(settings);
+    const ports = commonPorts(settings, internalEndpointsFromEnv());
     return createServices({
       store: new DynamoDbMetadataStore(db, table),
       flows: new DynamoDbFlowStore(db, table),

@@ -1,9 +1,10 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import type { Server } from 'node:http';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createConnection, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve as resolvePath } from 'node:path';
+import { Agent as HttpAgent, type Server } from 'node:http';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
 import { DynamoDbFlowStore } from '../adapters/aws/dynamodb-flow-store.js';
 import { LocalFlowExecutor } from '../adapters/local/local-flow-executor.js';
@@ -16,7 +17,7 @@ import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
 import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
 import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
-import { settingsFromEnv } from '../config.js';
+import { internalEndpointsFromEnv, settingsFromEnv } from '../config.js';
 import { ENV } from '../env-names.js';
 import type { PlatformSettings } from '../domain/platform.js';
 import type { Clock } from '../ports/platform.js';
@@ -65,6 +66,53 @@ const closeServer = (server: Server) =>
     server.close(() => resolve());
     server.closeAllConnections?.();
   });
+
+/** Longest Unix socket path we use: sun_path holds 108 bytes on Linux and 104 on macOS. */
+const MAX_SOCKET_PATH_BYTES = 100;
+
+interface MetadataSocket {
+  path: string;
+  /** A folder of our own under the system temp folder, removed on close. */
+  temporaryDir?: string;
+}
+
+/**
+ * dynalite has no authentication, so it never listens on TCP (a flow's HTTP request or any local
+ * OS user could otherwise read and write the metadata, the token secret included): it listens on a
+ * Unix socket in a folder only this OS user may enter, `<data>/run/` (or a private temp folder
+ * when that path is too long for a socket).
+ */
+async function metadataSocket(dataDir: string): Promise<MetadataSocket> {
+  const preferred = join(resolvePath(dataDir), 'run');
+  const useTemp = Buffer.byteLength(join(preferred, 'dynalite.sock')) > MAX_SOCKET_PATH_BYTES;
+  const dir = useTemp ? await mkdtemp(join(tmpdir(), 'ldp-run-')) : preferred;
+  if (!useTemp) await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700); // mode is ignored when the folder already existed
+  const path = join(dir, 'dynalite.sock');
+  const inUse = await new Promise<boolean>((resolve) => {
+    const probe = createConnection({ path }, () => {
+      probe.destroy();
+      resolve(true);
+    }).once('error', () => resolve(false));
+  });
+  if (inUse) throw new Error(`Another platform is running on the data folder ${dataDir}; stop it first.`);
+  await rm(path, { force: true }); // left by a platform that did not stop cleanly
+  return { path, ...(useTemp ? { temporaryDir: dir } : {}) };
+}
+
+const listenOnSocket = (server: Server, path: string) =>
+  new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => resolve());
+  });
+
+/** An HTTP agent whose every connection goes to one Unix socket (the URL's host and port are ignored). */
+function unixSocketAgent(path: string): HttpAgent {
+  const agent = new HttpAgent({ keepAlive: true });
+  // The agent uses a socket returned synchronously.
+  agent.createConnection = () => createConnection({ path });
+  return agent;
+}
 
 /** Waits (bounded) until dynalite reports the table ACTIVE; creation completes asynchronously. */
 async function waitUntilActive(client: DynamoDBClient, tableName: string): Promise<void> {
@@ -162,9 +210,21 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
   await mkdir(metadataDir, { recursive: true });
 
   const dynamo = dynalite({ path: metadataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  const dynamoPort = await listen(dynamo, 0, '127.0.0.1');
+  const socket = await metadataSocket(options.dataDir);
+  const removeSocket = async () => {
+    await rm(socket.path, { force: true });
+    if (socket.temporaryDir) await rm(socket.temporaryDir, { recursive: true, force: true });
+  };
+  await listenOnSocket(dynamo, socket.path).catch(async (e: unknown) => {
+    await removeSocket();
+    throw e;
+  });
+  await chmod(socket.path, 0o600);
+  const dynamoAgent = unixSocketAgent(socket.path);
   const client = new DynamoDBClient({
-    endpoint: `http://127.0.0.1:${dynamoPort}`,
+    // The host is only for the SDK's URL: every connection goes to the socket.
+    endpoint: 'http://localhost',
+    requestHandler: { httpAgent: dynamoAgent },
     region: 'local',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
@@ -181,7 +241,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const blobsDir = join(options.dataDir, 'blobs');
     const tasks = new InProcessTaskQueue();
     const flowExecutor = new LocalFlowExecutor();
-    const ports = commonPorts(settings);
+    const ports = commonPorts(settings, internalEndpointsFromEnv(env));
     const clock = options.clock ?? ports.clock;
     const scheduler = new CronerScheduler(clock);
     const events = new InProcessUploadEvents();
@@ -243,13 +303,17 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
         await events.drain();
         await services.sparqlServices.closeAll();
         client.destroy();
+        dynamoAgent.destroy();
         await closeServer(dynamo);
+        await removeSocket();
       },
     };
   } catch (e) {
     if (server) await closeServer(server);
     client.destroy();
+    dynamoAgent.destroy();
     await closeServer(dynamo);
+    await removeSocket();
     throw e;
   }
 }

@@ -15,6 +15,7 @@ import { FlowScheduleService } from '../domain/flow-schedule-service.js';
 import { FlowNotifier } from '../domain/flow-notifications.js';
 import { ServiceManager } from '../domain/service-manager.js';
 import { urlFetcher } from '../adapters/common/fetch-url.js';
+import type { InternalEndpoint } from '../adapters/common/outbound-guard.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
 import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol-engine.js';
@@ -22,10 +23,13 @@ import type { Platform, PlatformSettings } from '../domain/platform.js';
 import type { Services } from '../http/api.js';
 import type { ErrorLogger } from '../http/errors.js';
 
-/** The ports whose adapters are the same in both runtimes (storage, tasks and uploads differ). */
-export function commonPorts(settings: PlatformSettings) {
+/**
+ * The ports whose adapters are the same in both runtimes (storage, tasks and uploads differ).
+ * `internalEndpoints`: the platform's own back ends, never reachable on a user's behalf.
+ */
+export function commonPorts(settings: PlatformSettings, internalEndpoints: readonly InternalEndpoint[] = []) {
   return {
-    fetcher: urlFetcher(settings.outbound),
+    fetcher: urlFetcher({ ...settings.outbound, internalEndpoints }),
     engine: oxigraphEngine,
     externalEngine: settings.sparql.external && new SparqlProtocolEngine(settings.sparql.external),
     clock: systemClock,
