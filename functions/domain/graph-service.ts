@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from './errors.js';
 import type { GraphCatalog } from './graph-catalog.js';
 import type { GraphEntry } from './graphs.js';
 import { assertAbsoluteIri } from './names.js';
-import type { Page, PageRequest } from './paging.js';
+import { INVALID_CURSOR, type Page, type PageRequest } from './paging.js';
 
 /** Graphs of a dataset: list, read, rename, delete. Reads need read access, changes write access. */
 export class GraphService {
@@ -17,8 +17,8 @@ export class GraphService {
     const { dataset } = await this.access.readableDataset(caller, account, datasetName);
     const { graphs } = await this.catalog.manifest(dataset);
     // The cursor is the position in the dataset's (stable) graph order.
-    const start = page.after ? Number.parseInt(page.after, 36) : 0;
-    if (!Number.isInteger(start) || start < 0) throw new ValidationError('after: not a cursor from a Link header of this listing.');
+    const start = page.after && /^[0-9a-z]{1,8}$/.test(page.after) ? Number.parseInt(page.after, 36) : page.after ? -1 : 0;
+    if (start < 0 || start > graphs.length) throw new ValidationError(INVALID_CURSOR);
     const items = graphs.slice(start, start + page.limit);
     const nextStart = start + items.length;
     return { items, next: nextStart < graphs.length ? nextStart.toString(36) : undefined };

@@ -13,6 +13,9 @@ export interface Page<T> {
 }
 
 export const DEFAULT_PAGE_SIZE = 30;
+
+/** What a listing answers to a cursor it did not hand out (forged, truncated or from another listing). */
+export const INVALID_CURSOR = 'after: invalid cursor; use the cursor from the Link header of this listing.';
 export const MAX_PAGE_SIZE = 100;
 
 export function parsePageRequest(limit: string | null, after: string | null): PageRequest {
@@ -23,9 +26,7 @@ export function parsePageRequest(limit: string | null, after: string | null): Pa
       throw new ValidationError(`limit: must be a whole number from 1 to ${MAX_PAGE_SIZE}.`);
     }
   }
-  if (after !== null && !/^[A-Za-z0-9_-]{1,2048}$/.test(after)) {
-    throw new ValidationError('after: not a cursor from a Link header of this listing.');
-  }
+  if (after !== null && !/^[A-Za-z0-9_-]{1,2048}$/.test(after)) throw new ValidationError(INVALID_CURSOR);
   return { limit: size, after: after ?? undefined };
 }
 

@@ -57,14 +57,23 @@ export interface OperationContext {
 export type Operation = (ctx: OperationContext) => Promise<HttpResponse>;
 export type Operations = Record<string, Operation>;
 
-/** Decodes `{name}` segments; a malformed escape is a 400 rather than a crash. */
-function decodeParams(raw: Record<string, string>): Record<string, string> | null {
+/**
+ * Longest `{name}` path segment, decoded, in UTF-8 bytes. Every name and id of the platform fits
+ * far below it; longer ones would only reach storage keys (DynamoDB caps them at 1 KB to 2 KB).
+ */
+export const MAX_PATH_SEGMENT_BYTES = 256;
+
+/** Decodes `{name}` segments; a malformed escape or an oversized segment is a 400 rather than a crash. */
+function decodeParams(raw: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw)) {
     try {
       out[k] = decodeURIComponent(v);
     } catch {
-      return null;
+      throw new ValidationError('The path holds a malformed %-escape.');
+    }
+    if (Buffer.byteLength(out[k]!) > MAX_PATH_SEGMENT_BYTES) {
+      throw new ValidationError(`${k}: the path segment is longer than ${MAX_PATH_SEGMENT_BYTES} bytes; no name or id here is that long.`);
     }
   }
   return out;
@@ -82,7 +91,6 @@ export function createFamilyHandler(family: Family, operations: Operations, serv
       const operation = operations[route.operation];
       if (route.family !== family || !operation) throw new Error(`route ${route.operation} is not served by family ${family}`);
       const params = decodeParams(rawParams);
-      if (!params) throw new ValidationError('The path holds a malformed %-escape.');
       const caller = await services.auth.authenticate({
         method: req.method,
         authorization: req.headers.authorization,

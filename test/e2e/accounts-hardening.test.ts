@@ -4,6 +4,7 @@
  * the Host header. Everything through HTTP against the embedded platform.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../../functions/http/route-table.js';
 import { consoleSession } from '../support/flows.js';
 import { TestPlatform } from '../support/platform.js';
 
@@ -143,5 +144,66 @@ describe('password changes', () => {
     const fresh = await consoleSession(p, 'quinn', 'quinn-new-password-1');
     expect((await p.request('GET', '/me', { headers: fresh })).status).toBe(200);
     expect((await p.request('POST', '/login', { body: { accountName: 'quinn', password: 'quinn-password-123' } })).status).toBe(401);
+  });
+});
+
+describe('oversized path segments and forged cursors', () => {
+  it('answer 400 with a message on every route of the route table, for 1 KB and 4 KB segments', async () => {
+    const failures: string[] = [];
+    let sent = 0;
+    for (const size of [1024, 4096]) {
+      const long = 'a'.repeat(size - 4) + '%C3%A9'.repeat(2); // multi-byte too: bytes, not characters, count
+      for (const route of ROUTES) {
+        const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+        for (const target of names) {
+          const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => (name === target ? long : 'x'));
+          const res = await p.request(route.method, path, { token: p.adminToken });
+          sent++;
+          const hasMessage = route.method === 'HEAD' || (typeof res.body === 'object' ? typeof res.body.message === 'string' : res.text.length > 0);
+          if (res.status !== 400 || !hasMessage) failures.push(`${route.method} ${route.path} {${target}} ${size} B: ${res.status} ${res.text.slice(0, 120)}`);
+        }
+      }
+    }
+    expect(sent).toBeGreaterThan(200);
+    expect(failures).toEqual([]);
+    const one = await p.request('GET', `/datasets/${'d'.repeat(1024)}`);
+    expect(one.body.message).toMatch(/account: the path segment is longer than 256 bytes/);
+    // Segments that match no route at all stay a 404 with a message.
+    const unmatched = await p.request('GET', `/${'z'.repeat(4096)}/a/b/c/d/e/f`);
+    expect(unmatched.status).toBe(404);
+    expect(unmatched.body.message).toMatch(/No route/);
+  });
+
+  it('answer 400 "invalid cursor" to forged, foreign and oversized cursors on every listing', async () => {
+    await p.createDataset('olga', 'with-graphs', 'public', owner);
+    await p.createDataset('olga', 'second', 'public', owner);
+    const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const realAccounts = await p.request('GET', '/accounts?limit=1');
+    const accountsCursor = /after=([^&>]+)/.exec(realAccounts.headers.get('link') ?? '')?.[1];
+    expect(accountsCursor).toBeDefined();
+    // The real cursor works where it came from.
+    expect((await p.request('GET', `/accounts?limit=1&after=${accountsCursor}`)).status).toBe(200);
+    const forged = [
+      'eyJhIjoxfQ', // {"a":1}, from the report
+      b64({ pk: 'ACC#nobody', sk: 'DS#x' }),
+      b64({ pk: 'ACC#x', sk: 'ACCOUNT', gsi1pk: 'DATASETS', gsi1sk: 'y'.repeat(1500) }),
+      b64({ pk: 'ACC#x', sk: 'ACCOUNT', gsi1pk: 'ACCOUNTS', gsi1sk: 1 }),
+      b64([1, 2]),
+      b64('x'.repeat(1200)),
+      'A'.repeat(2048),
+      accountsCursor!,
+    ];
+    const listings = ['/accounts', '/datasets', '/datasets/olga', '/datasets/olga/with-graphs/graphs', '/queries', '/queries/olga'];
+    const failures: string[] = [];
+    for (const listing of listings) {
+      for (const cursor of forged) {
+        if (listing === '/accounts' && cursor === accountsCursor) continue;
+        const res = await p.request('GET', `${listing}?after=${cursor}`, { token: p.adminToken });
+        if (res.status !== 400 || !/invalid cursor/.test(res.body?.message ?? '')) {
+          failures.push(`${listing} after=${cursor.slice(0, 40)}: ${res.status} ${res.text.slice(0, 120)}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
   });
 });

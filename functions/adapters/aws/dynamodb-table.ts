@@ -1,8 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../../domain/errors.js';
+import { ConflictError, ValidationError } from '../../domain/errors.js';
+import { INVALID_CURSOR } from '../../domain/paging.js';
 import type { Batch, ListRequest } from '../../ports/metadata-store.js';
-import { TABLE_KEY_ATTRIBUTES } from './table-schema.js';
+import { TABLE_KEY_ATTRIBUTES, TABLE_SCHEMA } from './table-schema.js';
 
 export type Item = Record<string, unknown>;
 export type Key = Record<string, unknown>;
@@ -19,15 +20,38 @@ export function strip<T>(item: Item): T {
 
 const encodeCursor = (key: Key): string => Buffer.from(JSON.stringify(key)).toString('base64url');
 
-function decodeCursor(cursor: string | undefined): Key | undefined {
+/** A cursor is the base64url JSON of at most four key attributes, each within DynamoDB's key limit. */
+const MAX_CURSOR_CHARS = 4096;
+const MAX_KEY_VALUE_BYTES = 1024;
+
+const invalidCursor = () => new ValidationError(INVALID_CURSOR);
+
+/**
+ * The start key of a query from its cursor. Only a key this very query could have written is
+ * accepted (the query's key attributes, its partition, its sort-key prefix), so a forged cursor
+ * is a 400 and never reaches the table as a malformed key.
+ */
+function decodeCursor(cursor: string | undefined, input: Pick<QueryCommandInput, 'IndexName' | 'ExpressionAttributeValues'>): Key | undefined {
   if (!cursor) return undefined;
+  if (cursor.length > MAX_CURSOR_CHARS) throw invalidCursor();
+  let key: unknown;
   try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (key && typeof key === 'object' && !Array.isArray(key)) return key as Key;
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    /* fall through */
+    throw invalidCursor();
   }
-  return undefined;
+  if (!key || typeof key !== 'object' || Array.isArray(key)) throw invalidCursor();
+  const index = TABLE_SCHEMA.globalSecondaryIndexes.find((i) => i.indexName === input.IndexName);
+  if (input.IndexName && !index) throw invalidCursor();
+  const expected = [TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, ...(index ? [index.partitionKey, index.sortKey] : [])];
+  const entries = Object.entries(key as Key);
+  if (entries.length !== expected.length || !expected.every((name) => typeof (key as Key)[name] === 'string')) throw invalidCursor();
+  if (entries.some(([, v]) => Buffer.byteLength(v as string) > MAX_KEY_VALUE_BYTES || (v as string).length === 0)) throw invalidCursor();
+  const values = input.ExpressionAttributeValues ?? {};
+  const partition = (key as Key)[index?.partitionKey ?? TABLE_SCHEMA.partitionKey];
+  if (typeof values[':p'] === 'string' && partition !== values[':p']) throw invalidCursor();
+  if (!index && typeof values[':s'] === 'string' && !((key as Key)[TABLE_SCHEMA.sortKey] as string).startsWith(values[':s'])) throw invalidCursor();
+  return key as Key;
 }
 
 /**
@@ -72,7 +96,7 @@ export abstract class DynamoDbTable {
     request: ListRequest,
   ): Promise<Batch<T>> {
     const out = await this.db.send(
-      new QueryCommand({ ...input, TableName: this.tableName, Limit: request.batch, ExclusiveStartKey: decodeCursor(request.after) }),
+      new QueryCommand({ ...input, TableName: this.tableName, Limit: request.batch, ExclusiveStartKey: decodeCursor(request.after, input) }),
     );
     const items = (out.Items ?? []).map((item) => ({ item: strip<T>(item), cursor: encodeCursor(keyOf(item)) }));
     return { items, more: out.LastEvaluatedKey !== undefined };
