@@ -16,6 +16,7 @@ import { ConflictError, NotFoundError, ValidationError } from './errors.js';
 import type { FlowService, VisibleFlow } from './flow-service.js';
 import { runTaskOfType, TaskFailure, type TaskContext, type TaskServices } from './flow-tasks.js';
 import { FLOW_LIMITS } from './flows/limits.js';
+import { secretMask } from './flows/masking.js';
 import type { FlowDefinition } from './flows/model.js';
 import {
   parseTaskInstanceId,
@@ -36,12 +37,13 @@ import type { Platform } from './platform.js';
 export const DEFAULT_RUNS_LIMIT = 100;
 /** How many stored runs one listing may read before it answers with what it found. */
 const MAX_RUNS_SCANNED = 200_000;
-const MASK = '****';
 /** How long a task works before it is recorded as running (quicker ones are written once). */
 const RUNNING_WRITE_DELAY_MS = 20;
 /** Task logs stay small (they are stored with the task instance). */
 const MAX_LOG_LINES = 200;
 const MAX_LOG_LINE = 2_000;
+const INTERRUPTED_MESSAGE = 'The platform stopped while the run was going; start it again.';
+const IN_FLIGHT_TASK_STATUSES: readonly TaskStatus[] = ['running', 'pending', 'waiting'];
 
 export interface StartRequest {
   /** Values given at start, as received (checked here). */
@@ -349,8 +351,8 @@ export class FlowRunService implements FlowRuntimeHooks {
       if (runningWritten) await runningWritten.catch(() => {});
       await Promise.all([this.platform.flows.putTaskInstance(record), runStarted?.catch(() => {})]);
     };
-    const secrets = [...Object.values(masked?.values ?? {}), ...(token ? [token] : [])].filter((s) => s.length > 0);
-    const mask = (text: string) => secrets.reduce((t, s) => t.split(s).join(MASK), text);
+    const secrets = secretMask([...Object.values(masked?.values ?? {}), ...(token ? [token] : [])]);
+    const mask = secrets.text;
 
     try {
       if (!starter) throw new TaskFailure('The account that started the run no longer exists.');
@@ -371,16 +373,17 @@ export class FlowRunService implements FlowRuntimeHooks {
         log: (line) => {
           if (instance.log.length < MAX_LOG_LINES) instance.log.push(mask(line).slice(0, MAX_LOG_LINE));
         },
-        addArtifact: (fileName, contentType, body) => this.addArtifact(instance, fileName, contentType, body),
+        // File names and the description are shown to every reader of the run: masked too.
+        addArtifact: (fileName, contentType, body) => this.addArtifact(instance, mask(fileName), contentType, body),
         setDescription: async (description) => {
           // After the run's own move to running, so neither write undoes the other.
           await runStarted?.catch(() => {});
-          await this.setDescription(run.id, description);
+          await this.setDescription(run.id, mask(description));
         },
       };
       // Outputs travel in the execution history and are shown to readers: never with a secret.
       const raw = await runTaskOfType(invocation.type, context, this.taskServices, await this.flows.getSwitches());
-      const output = raw === undefined ? {} : secrets.length > 0 ? JSON.parse(mask(JSON.stringify(raw))) : raw;
+      const output = raw === undefined ? {} : secrets.value(raw);
       instance.status = 'finished';
       instance.finishedAt = this.platform.clock.now().toISOString();
       instance.output = output;
@@ -670,8 +673,23 @@ export class FlowRunService implements FlowRuntimeHooks {
       const batch = await this.platform.flows.listRuns(null, { after, batch: 500 });
       for (const { item } of batch.items) {
         if (!isFinalRunStatus(item.status)) {
-          await this.platform.flows.updateRun({ ...item, error: { message: 'The platform stopped while the run was going; start it again.' } });
-          await this.settle(item.id, { kind: 'failed', error: 'Flow.interrupted', cause: 'The platform stopped while the run was going; start it again.' });
+          // Tasks that were going end with their run: failed, saying why; tasks it never reached
+          // have no record and read as never started.
+          const finishedAt = this.platform.clock.now().toISOString();
+          const inFlight = (await this.platform.flows.listTaskInstances(item.id)).filter((i) => IN_FLIGHT_TASK_STATUSES.includes(i.status));
+          await Promise.all(
+            inFlight.map((i) =>
+              this.platform.flows.putTaskInstance({
+                ...i,
+                status: 'failed',
+                error: INTERRUPTED_MESSAGE,
+                log: [...i.log.slice(0, MAX_LOG_LINES - 1), `Error: ${INTERRUPTED_MESSAGE}`],
+                finishedAt,
+              }),
+            ),
+          );
+          await this.platform.flows.updateRun({ ...item, error: { message: INTERRUPTED_MESSAGE } });
+          await this.settle(item.id, { kind: 'failed', error: 'Flow.interrupted', cause: INTERRUPTED_MESSAGE });
         }
       }
       const last = batch.items[batch.items.length - 1];
