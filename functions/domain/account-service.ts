@@ -308,7 +308,7 @@ export class AccountService {
     if (currentPassword === undefined || currentPassword === '') {
       throw new ValidationError('currentPassword: send your current password to change it.');
     }
-    if (!account.passwordHash || !(await this.platform.passwords.verify(currentPassword.slice(0, 256), account.passwordHash))) {
+    if (!(await this.auth.confirmPassword(account, currentPassword))) {
       throw new ForbiddenError('Forbidden. currentPassword is not your current password; the password was not changed.');
     }
   }

@@ -1,13 +1,20 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { AccountRecord, SessionRecord, TokenRecord } from './accounts.js';
 import type { Caller } from './caller.js';
-import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from './errors.js';
+import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthenticatedError, ValidationError } from './errors.js';
+import { nameKey } from './names.js';
 import type { Platform } from './platform.js';
 
 export const SESSION_COOKIE = 'ldp_session';
 export const CSRF_COOKIE = 'ldp_csrf';
 export const CSRF_HEADER = 'x-csrf-token';
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
+
+/** Sign-in throttling: attempts counted per account name and per client address in a window. */
+export const LOGIN_WINDOW_SECONDS = 15 * 60;
+export const MAX_LOGIN_ATTEMPTS_PER_ACCOUNT = 10;
+/** Higher: several people may sign in from one address (an office behind one NAT). */
+export const MAX_LOGIN_ATTEMPTS_PER_ADDRESS = 50;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const BEARER = /^Bearer\s+([\x21-\x7E]+)\s*$/i;
@@ -100,8 +107,44 @@ export class AuthService {
     };
   }
 
+  /**
+   * Counts this attempt for the account name and the client address before the password is
+   * checked, so concurrent guesses are counted too; past the limit every attempt (even with the
+   * right password, even for names that do not exist) is a 429 until the window ends.
+   */
+  private async throttleLogin(accountName: string, clientAddress: string | undefined) {
+    const now = this.platform.clock.now();
+    const windowStartsAfter = new Date(now.getTime() - LOGIN_WINDOW_SECONDS * 1000).toISOString();
+    const expiresAt = Math.floor(now.getTime() / 1000) + LOGIN_WINDOW_SECONDS;
+    const counters = [{ key: `account:${nameKey(accountName)}`, max: MAX_LOGIN_ATTEMPTS_PER_ACCOUNT }];
+    if (clientAddress) counters.push({ key: `address:${clientAddress.slice(0, 64)}`, max: MAX_LOGIN_ATTEMPTS_PER_ADDRESS });
+    let retryAfterSeconds = 0;
+    for (const { key, max } of counters) {
+      const counted = await this.platform.store.countLoginAttempt(key, now.toISOString(), windowStartsAfter, expiresAt);
+      if (counted.count > max) {
+        const endsInMs = Date.parse(counted.windowStart) + LOGIN_WINDOW_SECONDS * 1000 - now.getTime();
+        retryAfterSeconds = Math.max(retryAfterSeconds, Math.max(1, Math.ceil(endsInMs / 1000)));
+      }
+    }
+    if (retryAfterSeconds > 0) {
+      throw new TooManyRequestsError(`Too many sign-in attempts; try again in ${retryAfterSeconds} seconds.`, retryAfterSeconds);
+    }
+    return {
+      /** A successful sign-in forgets the account's failures and gives the address its attempt back. */
+      succeeded: async () => {
+        await this.platform.store.clearLoginAttempts(counters[0]!.key);
+        if (counters[1]) await this.platform.store.releaseLoginAttempt(counters[1].key, windowStartsAfter);
+      },
+    };
+  }
+
   /** Signs in with a password and opens a session. The same message for every failure. */
-  async login(accountName: string, password: string): Promise<{ account: AccountRecord; sessionId: string; csrfToken: string; expiresAt: number }> {
+  async login(
+    accountName: string,
+    password: string,
+    clientAddress?: string,
+  ): Promise<{ account: AccountRecord; sessionId: string; csrfToken: string; expiresAt: number }> {
+    const attempt = await this.throttleLogin(accountName, clientAddress);
     const account = await this.platform.store.getAccountByName(accountName);
     const wrong = () => new UnauthenticatedError('Wrong account name or password.');
     if (!account || account.type !== 'user' || !account.passwordHash) {
@@ -110,6 +153,7 @@ export class AuthService {
       throw wrong();
     }
     if (!(await this.platform.passwords.verify(password, account.passwordHash))) throw wrong();
+    await attempt.succeeded();
     const sessionId = this.platform.ids.randomToken(32);
     const csrfToken = this.platform.ids.randomToken(24);
     const now = this.platform.clock.now();
@@ -122,6 +166,17 @@ export class AuthService {
     };
     await this.platform.store.putSession(session);
     return { account, sessionId, csrfToken, expiresAt: session.expiresAt };
+  }
+
+  /**
+   * Checks a signed-in user's password again (before a password change), counted like a sign-in,
+   * so a stolen session cannot guess it without limit. False when it is wrong.
+   */
+  async confirmPassword(account: AccountRecord, password: string): Promise<boolean> {
+    const attempt = await this.throttleLogin(account.accountName, undefined);
+    if (!account.passwordHash || !(await this.platform.passwords.verify(password, account.passwordHash))) return false;
+    await attempt.succeeded();
+    return true;
   }
 
   async logout(caller: Caller | null): Promise<void> {

@@ -18,6 +18,7 @@ export type DomainErrorKind =
   | 'not-acceptable'
   | 'method-not-allowed'
   | 'unavailable'
+  | 'too-many-requests'
   | 'timeout';
 
 export class ValidationError extends DomainError {
@@ -68,4 +69,15 @@ export class ServiceUnavailableError extends DomainError {
 export class TimeoutError extends DomainError {
   readonly kind = 'timeout';
   override name = 'TimeoutError';
+}
+/** Too many attempts (sign-in guesses): 429, with when to try again. */
+export class TooManyRequestsError extends DomainError {
+  readonly kind = 'too-many-requests';
+  override name = 'TooManyRequestsError';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
 }

@@ -1,4 +1,4 @@
-import { DomainError, type DomainErrorKind } from '../domain/errors.js';
+import { DomainError, type DomainErrorKind, TooManyRequestsError } from '../domain/errors.js';
 import { EngineOverloadedError, EngineQueryError, EngineTimeoutError } from '../ports/platform.js';
 import { SparqlSyntaxError } from '../rdf/sparql-analysis.js';
 import type { HttpResponse } from './types.js';
@@ -13,6 +13,7 @@ const STATUS: Record<DomainErrorKind, number> = {
   conflict: 409,
   'too-large': 413,
   'unsupported-media-type': 415,
+  'too-many-requests': 429,
   unavailable: 503,
   timeout: 504,
 };
@@ -58,6 +59,7 @@ export function errorResponse(error: unknown, logger: ErrorLogger, options: { pl
   const headers: Record<string, string> = {};
   if (status === 401) headers['www-authenticate'] = 'Bearer';
   if (status === 503) headers['retry-after'] = '5';
+  if (error instanceof TooManyRequestsError) headers['retry-after'] = String(error.retryAfterSeconds);
   if (options.plain) return { status, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: message };
   return jsonResponse(status, { message, ...extra }, headers);
 }

@@ -17,6 +17,13 @@ export interface Batch<T> {
   more: boolean;
 }
 
+/** Sign-in attempts counted under one key in the current window. */
+export interface LoginAttempts {
+  count: number;
+  /** ISO instant the window began. */
+  windowStart: string;
+}
+
 export interface ListRequest {
   /** Resume after this cursor (from `Positioned.cursor`). */
   after?: string;
@@ -59,6 +66,17 @@ export interface MetadataStore {
   listTokens(uid: string): Promise<TokenRecord[]>;
   /** Returns false when there was no such token. */
   deleteToken(uid: string, tokenId: string): Promise<boolean>;
+
+  /**
+   * Counts one sign-in attempt under `key` (an account name or a client address): adds one to the
+   * window that began after `windowStartsAfter`, or starts a new window at `now` with a count of 1.
+   * Conditional single-item writes, so concurrent attempts are all counted. `expiresAt` (epoch
+   * seconds) only lets the table's TTL clean up; expiry is decided by the timestamps.
+   */
+  countLoginAttempt(key: string, now: string, windowStartsAfter: string, expiresAt: number): Promise<LoginAttempts>;
+  /** Takes one attempt back (it signed in) while the window that began after `windowStartsAfter` lasts. */
+  releaseLoginAttempt(key: string, windowStartsAfter: string): Promise<void>;
+  clearLoginAttempts(key: string): Promise<void>;
 
   putSession(session: SessionRecord): Promise<void>;
   getSession(sessionHash: string): Promise<SessionRecord | null>;

@@ -4,6 +4,7 @@
  * the Host header. Everything through HTTP against the embedded platform.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOGIN_WINDOW_SECONDS, MAX_LOGIN_ATTEMPTS_PER_ACCOUNT, MAX_LOGIN_ATTEMPTS_PER_ADDRESS } from '../../functions/domain/auth-service.js';
 import { ROUTES } from '../../functions/http/route-table.js';
 import { consoleSession } from '../support/flows.js';
 import { TestPlatform } from '../support/platform.js';
@@ -205,5 +206,69 @@ describe('oversized path segments and forged cursors', () => {
       }
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe('sign-in throttling', () => {
+  let q: TestPlatform;
+  let nowMs = Date.parse('2026-11-24T10:00:00.000Z');
+  const clock = { now: () => new Date(nowMs) };
+  const login = (accountName: string, password: string) => q.request('POST', '/login', { body: { accountName, password } });
+
+  beforeAll(async () => {
+    q = await TestPlatform.start({ clock });
+    await q.createUser('rita', { password: 'rita-password-123' });
+    await q.createUser('sam', { password: 'sam-password-1234' });
+  });
+  afterAll(async () => {
+    await q?.stop();
+  });
+
+  it('answers 429 with Retry-After after 10 wrong passwords, even to the right one, until the window ends', async () => {
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS_PER_ACCOUNT; i++) expect((await login('rita', `wrong-guess-${i}`)).status).toBe(401);
+    const locked = await login('rita', 'rita-password-123');
+    expect(locked.status).toBe(429);
+    expect(locked.body.message).toMatch(/Too many sign-in attempts; try again in \d+ seconds/);
+    expect(Number(locked.headers.get('retry-after'))).toBe(LOGIN_WINDOW_SECONDS);
+    // Other accounts are not locked out by it.
+    expect((await login('sam', 'sam-password-1234')).status).toBe(200);
+    // A stolen session cannot keep guessing through the password change either.
+    const session = await consoleSession(q, 'sam', 'sam-password-1234');
+    nowMs += 60_000;
+    expect(Number((await login('rita', 'rita-password-123')).headers.get('retry-after'))).toBe(LOGIN_WINDOW_SECONDS - 60);
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS_PER_ACCOUNT; i++) {
+      const guess = await q.request('PATCH', '/accounts/sam', { headers: session, body: { password: 'sam-new-password-12', currentPassword: `guess-${i}` } });
+      expect(guess.status).toBe(403);
+    }
+    const lockedChange = await q.request('PATCH', '/accounts/sam', {
+      headers: session,
+      body: { password: 'sam-new-password-12', currentPassword: 'sam-password-1234' },
+    });
+    expect(lockedChange.status).toBe(429);
+    // The window passes (the Clock port): the right password works again.
+    nowMs += LOGIN_WINDOW_SECONDS * 1000;
+    expect((await login('rita', 'rita-password-123')).status).toBe(200);
+  });
+
+  it('gives unknown accounts the same answers, and limits one client address across names', async () => {
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS_PER_ACCOUNT; i++) await login('no-such-user', `guess-${i}`);
+    const unknown = await login('no-such-user', 'guess');
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS_PER_ACCOUNT; i++) await login('rita', `wrong-again-${i}`);
+    const known = await login('rita', 'guess');
+    expect(unknown.status).toBe(429);
+    expect(known.status).toBe(429);
+    expect(unknown.body).toEqual(known.body);
+    expect(unknown.headers.get('retry-after')).toBe(known.headers.get('retry-after'));
+
+    nowMs += LOGIN_WINDOW_SECONDS * 1000 + 1;
+    // Spread over many names (none reaches its own limit), the address limit still holds.
+    let refused: Awaited<ReturnType<typeof login>> | undefined;
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS_PER_ADDRESS + 5 && !refused; i++) {
+      const res = await login(`spray-${i}`, 'Winter2026!');
+      if (res.status === 429) refused = res;
+      else expect(res.status).toBe(401);
+    }
+    expect(refused?.body.message).toMatch(/Too many sign-in attempts/);
+    expect((await login('sam', 'sam-password-1234')).status).toBe(429);
   });
 });

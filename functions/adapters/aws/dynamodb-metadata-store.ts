@@ -1,4 +1,4 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../../domain/accounts.js';
 import type { AssetRecord } from '../../domain/assets.js';
 import type { DatasetRecord } from '../../domain/datasets.js';
@@ -7,7 +7,7 @@ import type { QueryVersionRecord, SavedQueryRecord } from '../../domain/saved-qu
 import type { ServiceRecord } from '../../domain/services.js';
 import { ConflictError } from '../../domain/errors.js';
 import { nameKey } from '../../domain/names.js';
-import type { Batch, ListRequest, MetadataStore } from '../../ports/metadata-store.js';
+import type { Batch, ListRequest, LoginAttempts, MetadataStore } from '../../ports/metadata-store.js';
 import { DynamoDbTable, isConditionFailure, type Item } from './dynamodb-table.js';
 
 const K = {
@@ -17,6 +17,7 @@ const K = {
   member: (orgUid: string, userUid: string) => ({ pk: `ACC#${orgUid}`, sk: `MEMBER#${userUid}` }),
   token: (uid: string, tokenId: string) => ({ pk: `ACC#${uid}`, sk: `TOKEN#${tokenId}` }),
   session: (hash: string) => ({ pk: `SESSION#${hash}`, sk: 'SESSION' }),
+  loginAttempts: (key: string) => ({ pk: `LOGINATTEMPTS#${key}`, sk: 'LOGINATTEMPTS' }),
   dataset: (ownerUid: string, name: string) => ({ pk: `ACC#${ownerUid}`, sk: `DS#${nameKey(name)}` }),
   job: (datasetId: string, jobId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOB#${jobId}` }),
   jobFile: (datasetId: string, jobId: string, fileId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOBFILE#${jobId}#${fileId}` }),
@@ -182,6 +183,62 @@ export class DynamoDbMetadataStore extends DynamoDbTable implements MetadataStor
 
   deleteToken(uid: string, tokenId: string): Promise<boolean> {
     return this.delete(K.token(uid, tokenId));
+  }
+
+  async countLoginAttempt(key: string, now: string, windowStartsAfter: string, expiresAt: number): Promise<LoginAttempts> {
+    // Either the current window grows by one, or a new window replaces a missing or ended one;
+    // a racing writer makes one of the two conditions fail, and the loop tries the other.
+    for (let round = 0; round < 5; round++) {
+      try {
+        const out = await this.db.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: K.loginAttempts(key),
+            UpdateExpression: 'ADD attempts :one',
+            ConditionExpression: 'attribute_exists(pk) AND windowStart > :after',
+            ExpressionAttributeValues: { ':one': 1, ':after': windowStartsAfter },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return { count: Number(out.Attributes?.attempts), windowStart: String(out.Attributes?.windowStart) };
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+      }
+      try {
+        await this.db.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...K.loginAttempts(key), attempts: 1, windowStart: now, expiresAt },
+            ConditionExpression: 'attribute_not_exists(pk) OR windowStart <= :after',
+            ExpressionAttributeValues: { ':after': windowStartsAfter },
+          }),
+        );
+        return { count: 1, windowStart: now };
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+      }
+    }
+    throw new ConflictError('Too many sign-in attempts at the same moment; try again.');
+  }
+
+  async releaseLoginAttempt(key: string, windowStartsAfter: string): Promise<void> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: K.loginAttempts(key),
+          UpdateExpression: 'ADD attempts :minusOne',
+          ConditionExpression: 'attribute_exists(pk) AND windowStart > :after AND attempts > :zero',
+          ExpressionAttributeValues: { ':minusOne': -1, ':after': windowStartsAfter, ':zero': 0 },
+        }),
+      );
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+    }
+  }
+
+  async clearLoginAttempts(key: string): Promise<void> {
+    await this.delete(K.loginAttempts(key));
   }
 
   async putSession(session: SessionRecord): Promise<void> {

@@ -45,6 +45,10 @@ const WRITE_SCOPES: Partial<Record<keyof MetadataStore, readonly (keyof Metadata
   deleteToken: ['getToken'],
   putSession: ['getSession'],
   deleteSession: ['getSession'],
+  // Sign-in counters are never cached: their writes leave every cached read alone.
+  countLoginAttempt: [],
+  releaseLoginAttempt: [],
+  clearLoginAttempts: [],
 };
 
 /**

@@ -27,7 +27,7 @@ export const authOperations: Operations = {
   /** Opens a console session: an HttpOnly session cookie plus a CSRF token for the console's writes. */
   async login({ req, services, apiUrl }) {
     const body = parseJsonBody(req, LoginBody);
-    const { account, sessionId, csrfToken } = await services.auth.login(body.accountName, body.password);
+    const { account, sessionId, csrfToken } = await services.auth.login(body.accountName, body.password, req.sourceIp);
     const secure = apiUrl.startsWith('https:');
     return jsonResponse(200, { ...accountView(account, { showPrivate: true }), csrfToken }, {
       'set-cookie': [
