@@ -32,6 +32,10 @@ export interface OutboundPolicy {
 /** A destination the policy refuses: the message says which and why. */
 export class OutboundRefusedError extends Error {
   override name = 'OutboundRefusedError';
+  /** Why, without the destination (the connector names the origin). */
+  constructor(message: string, readonly reason?: string) {
+    super(message);
+  }
 }
 
 type Reach = 'public' | 'private' | 'never';
@@ -165,7 +169,7 @@ function guardedLookup(policy: OutboundPolicy): LookupFunction {
       if (error) return callback(error, '', 0);
       for (const { address } of addresses) {
         const why = refusalOf(address, policy);
-        if (why) return callback(new OutboundRefusedError(`Refused ${hostname}: ${why}.`), '', 0);
+        if (why) return callback(new OutboundRefusedError(`Refused ${hostname}: ${why}.`, why), '', 0);
       }
       if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
@@ -189,6 +193,7 @@ function guardedConnector(policy: OutboundPolicy): buildConnector.connector {
     void refusalOfHost(host, port, policy, false).then((before) => {
       if (before) return refuse(before);
       connect(options, (error, socket) => {
+        if (error instanceof OutboundRefusedError && error.reason) return refuse(error.reason);
         if (error || !socket) return callback(error ?? new Error('no connection'), null);
         const peer = (socket as Socket).remoteAddress ?? '';
         const peerPort = (socket as Socket).remotePort ?? port;
