@@ -1,6 +1,6 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createConnection, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
@@ -159,6 +159,33 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   await waitUntilActive(client, tableName);
 }
 
+/**
+ * Makes the data folder owner-only whatever modes an earlier run or the operator left: the folder
+ * 0700, the administrator files 0600, and the metadata store (it holds the token secret and the
+ * flows' masked values) 0700 folders and 0600 files. Symbolic links are left alone (chmod would
+ * follow them out of the folder). Bounded in depth and entries.
+ */
+async function restrictDataDirToOwner(dataDir: string, metadataDir: string): Promise<void> {
+  await chmod(dataDir, 0o700);
+  for (const name of [ADMIN_TOKEN_FILE, ADMIN_PASSWORD_FILE]) {
+    await chmod(join(dataDir, name), 0o600).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ENOENT') throw e;
+    });
+  }
+  let budget = 100_000;
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    await chmod(dir, 0o700);
+    if (depth > 8) return;
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (--budget < 0) return;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path, depth + 1);
+      else if (entry.isFile()) await chmod(path, 0o600);
+    }
+  };
+  await walk(metadataDir, 0);
+}
+
 async function writeSecretFile(path: string, content: string): Promise<void> {
   await writeFile(path, `${content}\n`, { mode: 0o600 });
   await chmod(path, 0o600); // the mode option is ignored when the file already exists
@@ -207,7 +234,8 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
   const host = options.host ?? '127.0.0.1';
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const metadataDir = join(options.dataDir, 'metadata');
-  await mkdir(metadataDir, { recursive: true });
+  await mkdir(metadataDir, { recursive: true, mode: 0o700 });
+  await restrictDataDirToOwner(options.dataDir, metadataDir);
 
   const dynamo = dynalite({ path: metadataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   const socket = await metadataSocket(options.dataDir);
@@ -231,6 +259,8 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
   let server: Server | undefined;
   try {
     await ensureTable(client, LOCAL_TABLE_NAME);
+    // Opening LevelDB rewrote some of its files with the process umask: make them owner-only too.
+    await restrictDataDirToOwner(options.dataDir, metadataDir);
     const env = options.env ?? process.env;
     const settings = {
       ...settingsFromEnv(env),

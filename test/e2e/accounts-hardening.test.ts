@@ -3,6 +3,9 @@
  * sessions, sign-in throttling, oversized path segments and forged cursors, data folder modes and
  * the Host header. Everything through HTTP against the embedded platform.
  */
+import { chmod, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_WINDOW_SECONDS, MAX_LOGIN_ATTEMPTS_PER_ACCOUNT, MAX_LOGIN_ATTEMPTS_PER_ADDRESS } from '../../functions/domain/auth-service.js';
 import { ROUTES } from '../../functions/http/route-table.js';
@@ -270,5 +273,56 @@ describe('sign-in throttling', () => {
     }
     expect(refused?.body.message).toMatch(/Too many sign-in attempts/);
     expect((await login('sam', 'sam-password-1234')).status).toBe(429);
+  });
+});
+
+describe('data folder modes', () => {
+  it('makes an existing 0755 data folder, its metadata store and secret files owner-only at start', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'ldp-modes-'));
+    try {
+      await chmod(dataDir, 0o755);
+      await mkdir(join(dataDir, 'metadata'), { mode: 0o755 });
+      await chmod(join(dataDir, 'metadata'), 0o755);
+      // First start (generated administrator password), then an operator loosens every mode.
+      const first = await TestPlatform.start({ dataDir, adminPassword: undefined });
+      await first.stop();
+      const loosen = async (dir: string): Promise<void> => {
+        await chmod(dir, 0o755);
+        for (const entry of await readdir(dir, { withFileTypes: true })) {
+          if (entry.isDirectory()) await loosen(join(dir, entry.name));
+          else if (entry.isFile()) await chmod(join(dir, entry.name), 0o644);
+        }
+      };
+      await loosen(dataDir);
+      expect((await stat(join(dataDir, 'admin-token'))).mode & 0o777).toBe(0o644);
+
+      const second = await TestPlatform.start({ dataDir, adminPassword: undefined });
+      try {
+        const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
+        expect(await modeOf(dataDir)).toBe(0o700);
+        expect(await modeOf(join(dataDir, 'admin-token'))).toBe(0o600);
+        expect(await modeOf(join(dataDir, 'admin-password'))).toBe(0o600);
+        expect(await modeOf(join(dataDir, 'metadata'))).toBe(0o700);
+        const metadataFiles: string[] = [];
+        const collect = async (dir: string): Promise<void> => {
+          for (const entry of await readdir(dir, { withFileTypes: true })) {
+            const path = join(dir, entry.name);
+            if (entry.isDirectory()) {
+              expect(await modeOf(path), path).toBe(0o700);
+              await collect(path);
+            } else if (entry.isFile()) metadataFiles.push(path);
+          }
+        };
+        await collect(join(dataDir, 'metadata'));
+        expect(metadataFiles.length).toBeGreaterThan(0);
+        const loosened = [];
+        for (const file of metadataFiles) if ((await modeOf(file)) !== 0o600) loosened.push(file);
+        expect(loosened).toEqual([]);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
