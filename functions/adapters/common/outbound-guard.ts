@@ -76,32 +76,40 @@ function embeddedV4(address: ipaddr.IPv6, range: string): ipaddr.IPv4 | 'unknown
   }
 }
 
+const LABEL_OF_RANGE: Record<string, string> = { linkLocal: 'link-local', carrierGradeNat: 'carrier-grade NAT', uniqueLocal: 'unique local' };
+
+interface Classified {
+  reach: Reach;
+  /** The range that decided, readable. */
+  label: string;
+  /** The IPv4 address an IPv6 form carries, and that form. */
+  carried?: { address: string; form: string };
+}
+
 /** How far an address may be reached, and the range that decided it. */
-function classify(text: string): { reach: Reach; range: string } {
-  if (!ipaddr.isValid(text)) return { reach: 'never', range: 'unparsable' };
+function classify(text: string): Classified {
+  if (!ipaddr.isValid(text)) return { reach: 'never', label: 'unparsable' };
   const address = ipaddr.process(text);
-  if (CLOUD_METADATA.has(address.toNormalizedString())) return { reach: 'never', range: 'cloud metadata' };
+  if (CLOUD_METADATA.has(address.toNormalizedString())) return { reach: 'never', label: 'cloud metadata' };
   const range = address.range();
   if (address.kind() === 'ipv6') {
     const inner = embeddedV4(address as ipaddr.IPv6, range);
-    if (inner === 'unknown') return { reach: 'never', range };
-    if (inner) {
-      const carried = classify(inner.toString());
-      return { reach: carried.reach, range: `${range} form of ${inner.toString()} (${carried.range})` };
-    }
+    if (inner === 'unknown') return { reach: 'never', label: 'local-use NAT64' };
+    if (inner) return { ...classify(inner.toString()), carried: { address: inner.toString(), form: range } };
   }
-  return { reach: REACH_OF_RANGE[range] ?? 'never', range };
+  return { reach: REACH_OF_RANGE[range] ?? 'never', label: LABEL_OF_RANGE[range] ?? range };
 }
 
 /** Why an address may not be reached, or null when it may. Pure. */
 export function refusalOf(address: string, policy: OutboundPolicy): string | null {
-  const { reach, range } = classify(address);
+  const { reach, label, carried } = classify(address);
+  if (label === 'unparsable') return `"${address}" is not an IP address`;
+  const subject = carried ? `${address} carries ${carried.address} (${carried.form}), which` : address;
   if (reach === 'never') {
-    return range === 'unparsable'
-      ? `"${address}" is not an IP address`
-      : `${address} is a ${range} address (unspecified, link-local such as cloud metadata, multicast, broadcast or reserved), which the platform never calls`;
+    const example = label === 'link-local' ? ' (such as a cloud metadata service)' : '';
+    return `${subject} is ${/^[aeiou]/i.test(label) ? 'an' : 'a'} ${label} address${example}, which the platform never calls`;
   }
-  if (reach === 'private' && !policy.allowPrivateNetworks) return `${address} is a loopback or private-network address (${range}), which this instance does not call`;
+  if (reach === 'private' && !policy.allowPrivateNetworks) return `${subject} is a loopback or private-network address (${label}), which this instance does not call`;
   return null;
 }
 
