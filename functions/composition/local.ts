@@ -309,7 +309,9 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     ) as Record<Family, FamilyHandler>;
     server = createNodeServer(handlers);
     const port = await listen(server, options.port ?? 8080, host);
-    const url = settings.publicApiUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    // Pinned here, never from a request's Host header; a wildcard address is reached on loopback.
+    const reachableHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    const url = settings.publicApiUrl ?? `http://${reachableHost.includes(':') ? `[${reachableHost}]` : reachableHost}:${port}`;
     const admin = await bootstrapAdministrator(
       services,
       options.dataDir,

@@ -31,6 +31,15 @@ async function send(res: ServerResponse, response: HttpResponse, head: boolean):
 }
 
 /**
+ * The address and port this connection reached, as an origin. Never the Host header: the client
+ * chooses that, and the API URL (token issuer, Link headers, run tokens) must not be its choice.
+ */
+function listeningOrigin(req: IncomingMessage): string {
+  const address = (req.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.)/, '');
+  return `http://${address.includes(':') ? `[${address}]` : address}:${req.socket.localPort}`;
+}
+
+/**
  * The embedded platform's HTTP server: matches the shared route table and calls the same family
  * handlers the Lambda functions run.
  */
@@ -65,7 +74,7 @@ export function createNodeServer(handlers: Record<Family, FamilyHandler>, option
         query: url.searchParams,
         body,
         stream: match.route.stream ? req : undefined,
-        origin: options.origin ?? `http://${req.headers.host ?? '127.0.0.1'}`,
+        origin: options.origin ?? listeningOrigin(req),
         sourceIp: req.socket.remoteAddress,
       };
       const response = await handlers[match.route.family](match.route, match.params, request);

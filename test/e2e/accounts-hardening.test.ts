@@ -4,6 +4,7 @@
  * the Host header. Everything through HTTP against the embedded platform.
  */
 import { chmod, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -324,5 +325,51 @@ describe('data folder modes', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the Host header', () => {
+  /** fetch will not send a forged Host; node:http will. Bounded by a timeout. */
+  const withHost = (method: string, path: string, host: string, body?: unknown) =>
+    new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }>((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = httpRequest(
+        `${p.url}${path}`,
+        {
+          method,
+          timeout: 10_000,
+          headers: {
+            host,
+            authorization: `Bearer ${p.adminToken}`,
+            ...(payload ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : undefined });
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  const issuerOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')).iss as string;
+
+  it('does not change the API URL: token issuer, Link headers and /info keep the pinned URL', async () => {
+    for (const host of ['evil.example', 'evil.example:80', `localhost.evil.example:${new URL(p.url).port}`]) {
+      const token = await withHost('POST', '/accounts/admin/tokens', host, { description: 'forged host' });
+      expect(token.status).toBe(201);
+      expect(issuerOf(token.body.token)).toBe(p.url);
+      const info = await withHost('GET', '/info', host);
+      expect(info.body.apiUrl).toBe(p.url);
+      const listing = await withHost('GET', '/accounts?limit=1', host);
+      expect(String(listing.headers.link)).toMatch(new RegExp(`^<${p.url.replace(/\./g, '\\.')}/accounts\\?`));
+    }
+    // The administrator token written at first start carries the same issuer.
+    expect(issuerOf(p.adminToken)).toBe(p.url);
   });
 });
