@@ -3,15 +3,19 @@
  *
  * - Turtle, TriG, N-Triples, N-Quads: N3's push parser, fed chunk by chunk (memory stays flat:
  *   at most one ~64 KiB slice of text plus the quads it produced are held at a time).
- * - JSON-LD, RDF/XML: oxigraph's streaming parser (`lenient: false`), no remote contexts.
+ * - JSON-LD, RDF/XML: oxigraph's streaming parser (`lenient: false`), no remote contexts, in a
+ *   worker thread (a hostile file can make the WASM module trap: that ends the parse, not the
+ *   process), after linear checks that refuse what would make it explode (entity expansion,
+ *   nesting depth).
  *
  * Every blank node label becomes `_:<blankNodePrefix><label sanitized to [A-Za-z0-9]>`
  * (see nt.ts), so labels of different files never collide while the same label in one file
  * stays the same node.
  */
 import type { Readable } from 'node:stream';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import N3 from 'n3';
-import * as oxigraph from 'oxigraph';
+import { RDF_PARSE_WORKER_URL } from '../adapters/common/oxigraph/rdf-parse-worker-url.js';
 import type { RdfFormat } from './formats.js';
 import {
   assertBlankNodePrefix,
@@ -19,6 +23,7 @@ import {
   rdfJsQuadToNt,
   UnsupportedTermError,
   type NtQuad,
+  type RdfJsQuadLike,
   type RdfJsTermLike,
 } from './nt.js';
 
@@ -32,6 +37,8 @@ export interface ParseRdfOptions {
   fileName?: string;
   /** Maximum quads per yielded batch (default 1000). */
   batchSize?: number;
+  /** Checks made before the JSON-LD and RDF/XML parsers read the input (DEFAULT_PARSE_LIMITS). */
+  limits?: Partial<ParseLimits>;
 }
 
 /** Malformed input. `message` reads like `pets.ttl: syntax error at line 3, column 14: <detail>`. */
@@ -173,8 +180,8 @@ async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | string>, 
     }
     snapshot = { line, column0, text: head + pending + next };
   };
-  const fail = (): never => {
-    throw toSyntaxErrorN3(failure, snapshot, lexer, options);
+  const fail = async (): Promise<never> => {
+    throw await toSyntaxErrorN3(failure, snapshot, lexer, options);
   };
 
   const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -194,7 +201,7 @@ async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | string>, 
       const slice = text.length <= SLICE ? text : text.slice(i, i + SLICE);
       takeSnapshot(slice);
       onData(slice);
-      if (failure !== null) fail();
+      if (failure !== null) await fail();
       while (ready.length > 0) yield ready.shift()!;
     }
   }
@@ -212,7 +219,7 @@ async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | string>, 
   }
   takeSnapshot('');
   onEnd();
-  if (failure !== null) fail();
+  if (failure !== null) await fail();
   while (ready.length > 0) yield ready.shift()!;
   if (batch.length > 0) yield batch;
 }
@@ -236,7 +243,7 @@ function stripN3Suffix(message: string): string {
   return message.replace(/ on line \d+\.$/, '').replace(/\.$/, '');
 }
 
-function toSyntaxErrorN3(failure: unknown, snap: Snapshot, lexer: N3LexerInternals, options: ParseRdfOptions): Error {
+async function toSyntaxErrorN3(failure: unknown, snap: Snapshot, lexer: N3LexerInternals, options: ParseRdfOptions): Promise<Error> {
   const fileName = options.fileName;
   if (failure instanceof UnsupportedTermError) {
     const line = lexer.previousToken?.line;
@@ -261,22 +268,21 @@ function toSyntaxErrorN3(failure: unknown, snap: Snapshot, lexer: N3LexerInterna
   const column = lineText.column0 + i + 1;
   // N-Triples / N-Quads lines stand alone: oxigraph says more precisely what is wrong.
   if ((options.format.name === 'ntriples' || options.format.name === 'nquads') && lineText.column0 === 0) {
-    const better = oxigraphLineDiagnosis(lineText.text, options.format.name);
+    const better = await oxigraphLineDiagnosis(lineText.text, options.format.name);
     if (better) return new RdfSyntaxError(better.detail, { fileName, line, column: better.column ?? column });
   }
   return new RdfSyntaxError(detail, { fileName, line, column });
 }
 
-function oxigraphLineDiagnosis(text: string, format: 'ntriples' | 'nquads'): { detail: string; column?: number } | null {
-  try {
-    oxigraph.parse(`${text}\n`, { format: format === 'ntriples' ? 'application/n-triples' : 'application/n-quads', lenient: false });
-    return null;
-  } catch (e) {
-    const parsed = parseOxigraphMessage(e instanceof Error ? e.message : String(e));
-    // Seen alone, a line with an unterminated literal ends the "file": N3's message says more.
-    if (/^Unexpected end of file/i.test(parsed.detail)) return null;
-    return { detail: parsed.detail, column: parsed.column };
-  }
+/** oxigraph's word on one N-Triples / N-Quads line, parsed alone in a parse worker. */
+async function oxigraphLineDiagnosis(text: string, format: 'ntriples' | 'nquads'): Promise<{ detail: string; column?: number } | null> {
+  const reply = await runParseWorkerJob('diagnoseLine', { text, format: format === 'ntriples' ? 'application/n-triples' : 'application/n-quads' });
+  // No message: the line parses alone. A failed worker: N3's own message stands.
+  if (reply.type !== 'end' || !reply.message) return null;
+  const parsed = parseOxigraphMessage(reply.message);
+  // Seen alone, a line with an unterminated literal ends the "file": N3's message says more.
+  if (/^Unexpected end of file/i.test(parsed.detail)) return null;
+  return { detail: parsed.detail, column: parsed.column };
 }
 
 function invalidUtf8(chunk: Uint8Array, lexer: N3LexerInternals, options: ParseRdfOptions): RdfSyntaxError {
@@ -332,60 +338,402 @@ async function* parseWithOxigraph(input: AsyncIterable<Buffer | Uint8Array | str
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const prefix = options.blankNodePrefix;
   const format = OXIGRAPH_FORMAT[options.format.name as keyof typeof OXIGRAPH_FORMAT];
-  const oxOptions = { format, ...(options.baseIRI ? { base_iri: options.baseIRI } : {}), lenient: false };
-  let inputError: { error: unknown } | null = null;
+  const limits = { ...DEFAULT_PARSE_LIMITS, ...options.limits };
   // The first RETAIN_BYTES of input, and how many bytes oxigraph has pulled so far.
   let retained: Uint8Array[] | null = [];
   let retainedBytes = 0;
   let pulled = 0;
   // oxigraph's RDF/XML parser accepts a document that ends inside open elements: check that.
   const xml = options.format.name === 'rdfxml' ? new XmlEndCheck() : null;
+  // Checked before the parser sees a byte: what would make it explode (see the guards).
+  const guard = options.format.name === 'rdfxml' ? new XmlEntityGuard(limits) : new JsonDepthGuard(limits.maxJsonLdDepth);
+  const refuse = (problem: { detail: string; line?: number; column?: number } | null): void => {
+    if (problem) throw new RdfSyntaxError(problem.detail, { fileName: options.fileName, kind: `refused ${OXIGRAPH_LABEL[options.format.name as keyof typeof OXIGRAPH_LABEL]}`, line: problem.line, column: problem.column });
+  };
   async function* source(): AsyncGenerator<Uint8Array> {
-    try {
-      for await (const chunk of input) {
-        const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-        xml?.push(bytes);
-        if (retained) {
-          if (retainedBytes + bytes.length <= RETAIN_BYTES) {
-            retained.push(bytes);
-            retainedBytes += bytes.length;
-          } else retained = null;
-        }
-        pulled += bytes.length;
-        yield bytes;
+    for await (const chunk of input) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      refuse(guard.push(bytes));
+      xml?.push(bytes);
+      if (xml && xml.depth > limits.maxXmlDepth) refuse({ detail: `elements are nested more than ${limits.maxXmlDepth} levels deep; this platform reads at most ${limits.maxXmlDepth} levels`, line: xml.position.line });
+      if (retained) {
+        if (retainedBytes + bytes.length <= RETAIN_BYTES) {
+          retained.push(bytes);
+          retainedBytes += bytes.length;
+        } else retained = null;
       }
-    } catch (error) {
-      inputError = { error };
-      throw error;
+      pulled += bytes.length;
+      yield bytes;
     }
+    refuse(guard.end());
   }
   const feed = source();
-  const quads = oxigraph.parse(feed, oxOptions);
-  let batch: NtQuad[] = [];
+  const job = new ParseWorkerJob('parse', { format, baseIri: options.baseIRI, batchSize });
+  let reusable = false;
   try {
-    for await (const q of quads) {
-      batch.push(rdfJsQuadToNt(q as unknown as N3Quad, prefix));
-      if (batch.length >= batchSize) {
-        const full = batch;
-        batch = [];
-        yield full;
+    for (;;) {
+      const message = await job.next();
+      if (message.type === 'need') {
+        // Input errors (a broken download, a refused file) end the parse as they are.
+        const next = await feed.next();
+        job.reply(next.done ? { done: true } : { chunk: next.value });
+      } else if (message.type === 'quads') {
+        let batch: NtQuad[];
+        try {
+          batch = message.quads!.map((q) => rdfJsQuadToNt(q, prefix));
+        } catch (e) {
+          throw toSyntaxErrorOxigraph(e, options);
+        }
+        yield batch;
+        job.reply({ ack: true });
+      } else if (message.type === 'end') {
+        reusable = true;
+        break;
+      } else {
+        reusable = !message.trapped;
+        if (message.trapped) throw parserFailure(message, options);
+        const error = toSyntaxErrorOxigraph(new Error(message.message), options);
+        if (error instanceof RdfSyntaxError && error.line === undefined && retained && pulled <= retainedBytes) {
+          job.release(reusable);
+          const where = await locateOxigraphError(Buffer.concat(retained), { format, baseIri: options.baseIRI }, message.message ?? '', xml !== null);
+          if (where) throw new RdfSyntaxError(error.detail, { fileName: options.fileName, kind: error.kind, ...where });
+        }
+        throw error;
       }
     }
-  } catch (e) {
-    if (inputError) throw (inputError as { error: unknown }).error;
-    const error = toSyntaxErrorOxigraph(e, options);
-    if (error instanceof RdfSyntaxError && error.line === undefined && retained && pulled <= retainedBytes && !(e instanceof UnsupportedTermError)) {
-      const where = locateOxigraphError(Buffer.concat(retained), oxOptions, e instanceof Error ? e.message : String(e), options.format.name === 'rdfxml');
-      if (where) throw new RdfSyntaxError(error.detail, { fileName: options.fileName, kind: error.kind, ...where });
-    }
-    throw error;
   } finally {
-    // A consumer that stops early must still release the input (oxigraph does not close it).
+    job.release(reusable);
+    // A consumer that stops early must still release the input.
     await feed.return(undefined).catch(() => undefined);
   }
   const unfinished = xml?.end();
   if (unfinished) throw new RdfSyntaxError(unfinished.detail, { fileName: options.fileName, line: unfinished.line, column: unfinished.column });
-  if (batch.length > 0) yield batch;
+}
+
+const OXIGRAPH_LABEL = { jsonld: 'JSON-LD', rdfxml: 'RDF/XML', ntriples: 'N-Triples', nquads: 'N-Quads' } as const;
+
+/** A parse worker that trapped, ran out of memory or died: the file, not the platform, failed. */
+function parserFailure(message: ParseWorkerMessage, options: ParseRdfOptions): RdfSyntaxError {
+  const label = OXIGRAPH_LABEL[options.format.name as keyof typeof OXIGRAPH_LABEL] ?? options.format.name;
+  const cause = message.outOfMemory ? 'it ran out of memory' : message.panic ? `it hit an internal limit (${message.panic})` : `it stopped (${message.message})`;
+  return new RdfSyntaxError(`${cause}; nothing of this file was imported. Split the file or simplify its structure.`, {
+    fileName: options.fileName,
+    kind: `the ${label} parser failed on this file`,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parse worker: oxigraph runs on untrusted input in a worker thread (see rdf-parse-worker.mjs)
+
+/** The worker's JavaScript heap (quads in flight are few; WASM memory is not counted here). */
+const PARSE_WORKER_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 };
+/** Idle workers kept for the next parse (starting one costs the WASM module's load). */
+const MAX_IDLE_PARSE_WORKERS = 2;
+const idleParseWorkers: Worker[] = [];
+
+interface ParseWorkerMessage {
+  type: 'need' | 'quads' | 'end' | 'error';
+  quads?: RdfJsQuadLike[];
+  message?: string;
+  trapped?: boolean;
+  panic?: string;
+  outOfMemory?: boolean;
+  offset?: number | null;
+}
+
+/**
+ * One job on a parse worker. The worker posts a message and blocks until `reply`; `next` gives
+ * its messages in order. A worker that fails (trap, out of memory, exit) reports one `error`
+ * message with `trapped` and is never reused.
+ */
+class ParseWorkerJob {
+  private readonly worker: Worker;
+  private readonly port: MessagePort;
+  private readonly signal = new Int32Array(new SharedArrayBuffer(4));
+  private readonly queue: ParseWorkerMessage[] = [];
+  private waiter: ((m: ParseWorkerMessage) => void) | null = null;
+  private failed = false;
+  private released = false;
+  private readonly onError = (e: Error & { code?: string }) => {
+    this.failed = true;
+    this.deliver({ type: 'error', trapped: true, message: e.message, outOfMemory: e.code === 'ERR_WORKER_OUT_OF_MEMORY' });
+  };
+  private readonly onExit = (code: number) => {
+    this.failed = true;
+    this.deliver({ type: 'error', trapped: true, message: `the parser thread exited with code ${code}` });
+  };
+
+  constructor(type: 'parse' | 'diagnoseLine' | 'locate', payload: Record<string, unknown>) {
+    let worker = idleParseWorkers.pop();
+    while (worker && worker.threadId < 0) worker = idleParseWorkers.pop();
+    this.worker = worker ?? new Worker(RDF_PARSE_WORKER_URL, { resourceLimits: PARSE_WORKER_LIMITS });
+    this.worker.ref();
+    this.worker.on('error', this.onError);
+    this.worker.on('exit', this.onExit);
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    port1.on('message', (m: ParseWorkerMessage) => {
+      if (m.type === 'error' && m.trapped) this.failed = true;
+      this.deliver(m);
+    });
+    this.worker.postMessage({ ...payload, type, port: port2, signal: this.signal }, [port2]);
+  }
+
+  private deliver(message: ParseWorkerMessage): void {
+    const waiter = this.waiter;
+    this.waiter = null;
+    if (waiter) waiter(message);
+    else this.queue.push(message);
+  }
+
+  next(): Promise<ParseWorkerMessage> {
+    const queued = this.queue.shift();
+    if (queued) return Promise.resolve(queued);
+    return new Promise((resolve) => (this.waiter = resolve));
+  }
+
+  reply(message: { chunk?: Uint8Array; done?: boolean; ack?: boolean }): void {
+    this.port.postMessage(message);
+    Atomics.add(this.signal, 0, 1);
+    Atomics.notify(this.signal, 0);
+  }
+
+  /** Back to the idle pool when the job ended cleanly, else terminated (its memory may be corrupt). */
+  release(reusable: boolean): void {
+    if (this.released) return;
+    this.released = true;
+    this.port.close();
+    this.worker.off('error', this.onError);
+    this.worker.off('exit', this.onExit);
+    if (reusable && !this.failed && idleParseWorkers.length < MAX_IDLE_PARSE_WORKERS) {
+      this.worker.unref();
+      idleParseWorkers.push(this.worker);
+    } else {
+      // Swallow a late 'error' of a worker being thrown away.
+      this.worker.on('error', () => undefined);
+      void this.worker.terminate();
+    }
+  }
+}
+
+/** Runs a one-message job (diagnosis) on a parse worker. */
+async function runParseWorkerJob(type: 'diagnoseLine' | 'locate', payload: Record<string, unknown>): Promise<ParseWorkerMessage> {
+  const job = new ParseWorkerJob(type, payload);
+  let reusable = false;
+  try {
+    const message = await job.next();
+    reusable = message.type === 'end';
+    return message;
+  } finally {
+    job.release(reusable);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Guards before the parser
+
+/** Limits of the checks made before a JSON-LD or RDF/XML parser reads a file. */
+export interface ParseLimits {
+  /** Objects and arrays nested in a JSON-LD document (oxigraph's stack overflows near 1,000). */
+  maxJsonLdDepth: number;
+  /** Elements nested in an RDF/XML document (oxigraph slows down quadratically with depth). */
+  maxXmlDepth: number;
+  /** Characters of all entity values an RDF/XML DOCTYPE declares together. */
+  maxEntityDeclarationChars: number;
+  /** Characters entity references may expand to within one text node or tag. */
+  maxEntityExpansionChars: number;
+  /** Characters of the prolog (XML declaration, comments, DOCTYPE) read before the root element. */
+  maxPrologChars: number;
+}
+
+export const DEFAULT_PARSE_LIMITS: ParseLimits = {
+  maxJsonLdDepth: 256,
+  maxXmlDepth: 1000,
+  maxEntityDeclarationChars: 64 * 1024,
+  maxEntityExpansionChars: 16 * 1024 * 1024,
+  maxPrologChars: 1024 * 1024,
+};
+
+interface GuardProblem {
+  detail: string;
+  line?: number;
+}
+
+/**
+ * Follows the nesting of `{` and `[` outside strings in a JSON byte stream (linear, any chunking)
+ * and reports when it passes the limit.
+ */
+export class JsonDepthGuard {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private line = 1;
+
+  constructor(private readonly maxDepth: number) {}
+
+  push(bytes: Uint8Array): GuardProblem | null {
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i]!;
+      if (b === 0x0a) this.line++;
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (b === 0x5c) this.escaped = true;
+        else if (b === 0x22) this.inString = false;
+      } else if (b === 0x22) this.inString = true;
+      else if (b === 0x7b || b === 0x5b) {
+        if (++this.depth > this.maxDepth) {
+          return {
+            detail: `objects and arrays are nested more than ${this.maxDepth} levels deep; this platform reads at most ${this.maxDepth} levels: flatten the document (give nested nodes an "@id" and list them at the top level)`,
+            line: this.line,
+          };
+        }
+      } else if (b === 0x7d || b === 0x5d) this.depth--;
+    }
+    return null;
+  }
+
+  end(): GuardProblem | null {
+    return null;
+  }
+}
+
+const PREDEFINED_XML_ENTITIES = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
+
+/**
+ * Reads the DOCTYPE of an RDF/XML byte stream before the parser does and refuses what makes
+ * entity expansion explode ("billion laughs"): entities that refer to other entities, parameter
+ * and external entities, more than a small total of declared text, and (when entities are
+ * declared) references that expand to more than a bound within one text node or tag.
+ */
+export class XmlEntityGuard {
+  private readonly decoder = new TextDecoder('utf-8');
+  private prolog: string | null = '';
+  private readonly entities = new Map<string, number>();
+  private carry = '';
+  private expansion = 0;
+
+  constructor(private readonly limits: ParseLimits) {}
+
+  push(bytes: Uint8Array): GuardProblem | null {
+    if (this.prolog === null && this.entities.size === 0) return null;
+    const text = this.decoder.decode(bytes, { stream: true });
+    if (this.prolog !== null) {
+      this.prolog += text;
+      return this.readProlog(false);
+    }
+    return this.countReferences(text);
+  }
+
+  end(): GuardProblem | null {
+    if (this.prolog !== null) return this.readProlog(true);
+    return null;
+  }
+
+  /** Walks the prolog once it is complete (up to the root element's `<`). */
+  private readProlog(final: boolean): GuardProblem | null {
+    const text = this.prolog!;
+    let pos = 0;
+    for (;;) {
+      while (pos < text.length && /[\s\uFEFF]/.test(text[pos]!)) pos++;
+      if (pos >= text.length) break;
+      let end: number;
+      if (text.startsWith('<?', pos)) end = after(text.indexOf('?>', pos + 2), 2);
+      else if (text.startsWith('<!--', pos)) end = after(text.indexOf('-->', pos + 4), 3);
+      else if (text.startsWith('<!DOCTYPE', pos)) {
+        end = doctypeEnd(text, pos);
+        if (end >= 0) {
+          const problem = this.readDoctype(text.slice(pos, end));
+          if (problem) return problem;
+        }
+      } else if (text.length - pos < 9 && '<!DOCTYPE'.startsWith(text.slice(pos)) && !final) end = -1;
+      else {
+        // The root element (or something the parser will refuse): the prolog is over.
+        this.prolog = null;
+        return this.entities.size > 0 ? this.countReferences(text.slice(pos)) : null;
+      }
+      if (end < 0) {
+        if (text.length > this.limits.maxPrologChars) {
+          return { detail: `the XML declaration, comments and DOCTYPE before the root element are longer than ${this.limits.maxPrologChars} characters` };
+        }
+        if (!final) return null;
+        break;
+      }
+      pos = end;
+    }
+    if (final) this.prolog = null;
+    return null;
+  }
+
+  private readDoctype(doctype: string): GuardProblem | null {
+    const declarations = doctype.match(/<!ENTITY(?:[^"'>]|"[^"]*"|'[^']*')*>/g) ?? [];
+    const advice = 'this platform refuses entity declarations that could expand without bound (a "billion laughs" attack); declare each entity as plain text';
+    let total = 0;
+    for (const declaration of declarations) {
+      const m = /^<!ENTITY\s+(%\s+)?([^\s"'>%]+)\s+(?:"([^"]*)"|'([^']*)'|(SYSTEM|PUBLIC)\b)/.exec(declaration);
+      if (!m) return { detail: `cannot read the entity declaration ${JSON.stringify(declaration.slice(0, 80))}; ${advice}` };
+      const name = m[2]!;
+      if (m[1]) return { detail: `the DOCTYPE declares the parameter entity "%${name}"; ${advice}` };
+      if (m[5]) return { detail: `the DOCTYPE declares the external entity "${name}" (${m[5]}); external entities are not read: put its text in the declaration` };
+      const value = m[3] ?? m[4] ?? '';
+      const reference = /&([^#;\s][^;\s]*);|%([^;\s]+);/.exec(value);
+      if (reference && !(reference[1] && PREDEFINED_XML_ENTITIES.has(reference[1]))) {
+        return { detail: `the entity "${name}" refers to the entity "${reference[1] ?? `%${reference[2]}`}"; ${advice}` };
+      }
+      total += value.length;
+      if (total > this.limits.maxEntityDeclarationChars) {
+        return { detail: `the DOCTYPE declares entities of more than ${this.limits.maxEntityDeclarationChars} characters in total; ${advice}` };
+      }
+      this.entities.set(name, value.length);
+    }
+    return null;
+  }
+
+  /** Adds up what declared entities expand to between one `<` and the next. */
+  private countReferences(chunk: string): GuardProblem | null {
+    const text = this.carry + chunk;
+    this.carry = '';
+    let pos = 0;
+    for (;;) {
+      const amp = text.indexOf('&', pos);
+      const lt = text.indexOf('<', pos);
+      if (lt >= 0 && (amp < 0 || lt < amp)) {
+        this.expansion = 0;
+        pos = lt + 1;
+        continue;
+      }
+      if (amp < 0) return null;
+      const semicolon = text.indexOf(';', amp);
+      if (semicolon < 0) {
+        // A reference may continue in the next chunk.
+        if (text.length - amp < 256) this.carry = text.slice(amp);
+        return null;
+      }
+      const size = this.entities.get(text.slice(amp + 1, semicolon));
+      if (size !== undefined) {
+        this.expansion += size;
+        if (this.expansion > this.limits.maxEntityExpansionChars) {
+          return { detail: `entity references expand to more than ${this.limits.maxEntityExpansionChars} characters in one text or tag; ${'write the text out instead of repeating entities'}` };
+        }
+      }
+      pos = amp + 1;
+    }
+  }
+}
+
+/** Position after the DOCTYPE starting at `start` (quotes and the `[...]` subset skipped), or -1. */
+function doctypeEnd(text: string, start: number): number {
+  let depth = 0;
+  for (let i = start + 2; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34 || c === 39) {
+      const close = text.indexOf(text[i]!, i + 1);
+      if (close < 0) return -1;
+      i = close;
+    } else if (c === 91) depth++;
+    else if (c === 93) depth--;
+    else if (c === 62 && depth <= 0) return i + 1;
+  }
+  return -1;
 }
 
 /**
@@ -400,6 +748,16 @@ export class XmlEndCheck {
   private root = false;
   private line = 1;
   private column0 = 0;
+
+  /** Elements open at the end of what was pushed so far. */
+  get depth(): number {
+    return this.open.length;
+  }
+
+  /** Where the text checked so far ends. */
+  get position(): { line: number; column: number } {
+    return { line: this.line, column: this.column0 + 1 };
+  }
 
   push(bytes: Uint8Array): void {
     this.scan(this.carry + this.decoder.decode(bytes, { stream: true }), false);
@@ -496,38 +854,20 @@ function after(index: number, length: number): number {
 }
 
 /**
- * Failure path: oxigraph gave no position (RDF/XML, JSON-LD semantic errors). Re-parse the
- * retained input synchronously in 4 KiB chunks to find the chunk where the same error shows up,
+ * Failure path: oxigraph gave no position (RDF/XML, JSON-LD semantic errors). A parse worker
+ * re-parses the retained input in 4 KiB chunks to find the chunk where the same error shows up,
  * then once more feeding that chunk byte by byte: the error is detected where the parser stood.
  * For RDF/XML the column is moved back to the start of the tag being read, if on that line.
  */
-function locateOxigraphError(
+async function locateOxigraphError(
   data: Buffer,
-  oxOptions: { format: string; base_iri?: string; lenient: boolean },
+  oxOptions: { format: string; baseIri?: string },
   message: string,
   xml: boolean,
-): { line: number; column: number } | null {
-  const STEP = 4096;
-  const run = (fineFrom: number): number | null => {
-    let pos = 0;
-    function* chunks(): Generator<Uint8Array> {
-      while (pos < data.length) {
-        const size = pos < fineFrom ? Math.min(STEP, fineFrom - pos) : pos < fineFrom + STEP ? 1 : STEP;
-        const chunk = data.subarray(pos, pos + size);
-        pos += size;
-        yield chunk;
-      }
-    }
-    try {
-      for (const _q of oxigraph.parse(chunks(), oxOptions)) void _q;
-      return null;
-    } catch (e) {
-      return (e instanceof Error ? e.message : String(e)) === message ? pos : null;
-    }
-  };
-  const coarse = run(Number.MAX_SAFE_INTEGER);
-  if (coarse === null) return null;
-  const fine = run(Math.max(0, coarse - STEP)) ?? coarse;
+): Promise<{ line: number; column: number } | null> {
+  const reply = await runParseWorkerJob('locate', { data, ...oxOptions, message });
+  if (reply.type !== 'end' || reply.offset === null || reply.offset === undefined) return null;
+  const fine = reply.offset;
   const before = data.subarray(0, fine).toString('utf8');
   const lineStart = before.lastIndexOf('\n') + 1;
   let line = 1;
