@@ -34,6 +34,9 @@ export interface FlowProblem {
   message: string;
 }
 
+/** The message names the first problems; `problems` holds them all. */
+const MAX_PROBLEMS_IN_MESSAGE = 20;
+
 /** A 400 listing every problem; `problems` keeps them apart for the console. */
 export class FlowValidationError extends ValidationError {
   override name = 'FlowValidationError';
@@ -41,7 +44,10 @@ export class FlowValidationError extends ValidationError {
     super(
       problems.length === 1
         ? `The flow has a problem: ${describe(problems[0]!)}`
-        : `The flow has ${problems.length} problems: ${problems.map((p, i) => `(${i + 1}) ${describe(p)}`).join(' ')}`,
+        : `The flow has ${problems.length} problems: ${problems
+            .slice(0, MAX_PROBLEMS_IN_MESSAGE)
+            .map((p, i) => `(${i + 1}) ${describe(p)}`)
+            .join(' ')}${problems.length > MAX_PROBLEMS_IN_MESSAGE ? ` … and ${problems.length - MAX_PROBLEMS_IN_MESSAGE} more (see problems).` : ''}`,
     );
   }
 }

@@ -425,6 +425,8 @@ function checkPresets(presets: Listed<Preset>[], variables: Listed<FlowVariable>
     add('presets', 'preset-without-variables', 'Presets hold variable values, so the flow needs variables first; add variables or remove the presets.');
   }
   const byName = new Map(variables.flatMap(({ item }) => (item ? [[item.name, item] as const] : [])));
+  // Sets, not list lookups: thousands of presets against thousands of options stay linear.
+  const allowed = new Map(variables.flatMap(({ item }) => (item ? [[item.name, new Set(item.allowedOptions)] as const] : [])));
   const names = new Set<string>();
   const defaults: string[] = [];
   for (const { item, path } of presets) {
@@ -445,7 +447,7 @@ function checkPresets(presets: Listed<Preset>[], variables: Listed<FlowVariable>
               ? `?${key} is a masked value; its value is kept apart, not in presets.`
               : `The flow has no variable "${key}".`,
         );
-      } else if (variable.allowedOptions.length > 0 && value !== '' && !variable.allowedOptions.includes(value)) {
+      } else if (variable.allowedOptions.length > 0 && value !== '' && !allowed.get(key)!.has(value)) {
         add(at, 'option-not-allowed', `"${value}" is not an allowed option of ?${key} (${variable.allowedOptions.join(', ')}).`);
       }
     }
