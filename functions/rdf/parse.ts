@@ -544,6 +544,8 @@ export interface ParseLimits {
   maxEntityExpansionChars: number;
   /** Characters of the prolog (XML declaration, comments, DOCTYPE) read before the root element. */
   maxPrologChars: number;
+  /** Whether an entity's value may refer to other entities (how "billion laughs" multiplies). */
+  entitiesMayReferToEntities: boolean;
 }
 
 export const DEFAULT_PARSE_LIMITS: ParseLimits = {
@@ -552,6 +554,7 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   maxEntityDeclarationChars: 64 * 1024,
   maxEntityExpansionChars: 16 * 1024 * 1024,
   maxPrologChars: 1024 * 1024,
+  entitiesMayReferToEntities: false,
 };
 
 interface GuardProblem {
@@ -676,7 +679,7 @@ export class XmlEntityGuard {
       if (m[5]) return { detail: `the DOCTYPE declares the external entity "${name}" (${m[5]}); external entities are not read: put its text in the declaration` };
       const value = m[3] ?? m[4] ?? '';
       const reference = /&([^#;\s][^;\s]*);|%([^;\s]+);/.exec(value);
-      if (reference && !(reference[1] && PREDEFINED_XML_ENTITIES.has(reference[1]))) {
+      if (reference && !(reference[1] && PREDEFINED_XML_ENTITIES.has(reference[1])) && !this.limits.entitiesMayReferToEntities) {
         return { detail: `the entity "${name}" refers to the entity "${reference[1] ?? `%${reference[2]}`}"; ${advice}` };
       }
       total += value.length;
