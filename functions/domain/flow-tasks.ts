@@ -108,7 +108,7 @@ const RUNNERS: Partial<Record<TaskType, TaskRunner>> = {
   async sparqlQuery(ctx, services) {
     const query = await queryText(ctx, services, 'query');
     const { account, dataset } = datasetOf(ctx, ctx.settings.dataset, 'dataset', query.dataset);
-    const analysis = analyzeSparql(query.text);
+    const analysis = await analyzeSparql(query.text);
     if (analysis.kind !== 'query') throw new TaskFailure('The SPARQL query task needs a query (SELECT, ASK, CONSTRUCT or DESCRIBE), not an update.');
     const output = (ctx.settings.output ?? {}) as Record<string, unknown>;
     const form = analysis.form.toUpperCase();
@@ -163,7 +163,7 @@ const RUNNERS: Partial<Record<TaskType, TaskRunner>> = {
   async sparqlUpdate(ctx, services) {
     const update = await queryText(ctx, services, 'update');
     const { account, dataset } = datasetOf(ctx, ctx.settings.dataset, 'dataset', update.dataset);
-    if (analyzeSparql(update.text).kind !== 'update') throw new TaskFailure('The SPARQL update task needs an update (INSERT, DELETE, ...), not a query.');
+    if ((await analyzeSparql(update.text)).kind !== 'update') throw new TaskFailure('The SPARQL update task needs an update (INSERT, DELETE, ...), not a query.');
     const result = await services.sparql.updateDataset(ctx.caller, account, dataset, update.text, ctx.apiUrl);
     ctx.log(`Updated ${account}/${dataset}: ${result.graphCount} graphs, ${result.statements} statements now.`);
     return { graphs: result.graphCount, statements: result.statements };
@@ -513,20 +513,20 @@ async function queryText(ctx: TaskContext, services: TaskServices, key: 'query' 
   if (charLength(raw) > FLOW_LIMITS.inlineSparql && typeof setting.text === 'string') {
     throw new TaskFailure(`The SPARQL text has more than ${FLOW_LIMITS.inlineSparql} characters.`);
   }
-  return { text: bindValues(raw, ctx.values), dataset };
+  return { text: await bindValues(raw, ctx.values), dataset };
 }
 
 const ABSOLUTE_IRI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]*$/;
 
 /** Binds every SPARQL variable that has a flow value; unset values leave the variable as it is. */
-export function bindValues(query: string, values: Readonly<Record<string, string>>): string {
+export async function bindValues(query: string, values: Readonly<Record<string, string>>): Promise<string> {
   const terms = new Map<string, TermValue>();
   for (const [name, value] of Object.entries(values)) {
     if (value === '' || name === 'system_platformToken') continue;
     terms.set(name, ABSOLUTE_IRI.test(value) ? { termType: 'NamedNode', value } : { termType: 'Literal', value });
   }
   try {
-    return instantiate(query, terms) ?? query;
+    return (await instantiate(query, terms)) ?? query;
   } catch (e) {
     throw new TaskFailure((e as Error).message);
   }

@@ -166,10 +166,10 @@ export class SavedQueryService {
     return { items: items.filter((i) => i.version), next: result.next };
   }
 
-  private checkVersion(input: VersionInput): Omit<QueryVersionRecord, 'queryId' | 'version' | 'createdAt' | 'accountName'> {
+  private async checkVersion(input: VersionInput): Promise<Omit<QueryVersionRecord, 'queryId' | 'version' | 'createdAt' | 'accountName'>> {
     if (typeof input.query !== 'string' || !input.query.trim()) throw new ValidationError('requestConfig.payload.query: the query string is required.');
     if (input.query.length > MAX_QUERY_CHARS) throw new ValidationError(`requestConfig.payload.query: at most ${MAX_QUERY_CHARS} characters.`);
-    analyzeSparql(input.query);
+    await analyzeSparql(input.query, undefined, 'saved query');
     return {
       query: input.query,
       renderConfig: { output: input.output ?? 'Table', ...(input.settings ? { settings: input.settings } : {}) },
@@ -183,7 +183,7 @@ export class SavedQueryService {
     const owner = await this.access.account(account);
     await this.access.require(caller, owner, 'writeDatasets', 'save queries');
     const name = assertQueryName(input.name);
-    const version = this.checkVersion(input);
+    const version = await this.checkVersion(input);
     const dataset = input.dataset ? await this.datasetFor(caller, input.dataset) : null;
     const now = this.now();
     const query: SavedQueryRecord = {
@@ -215,7 +215,7 @@ export class SavedQueryService {
 
   async addVersion(caller: Caller | null, account: string, name: string, input: VersionInput): Promise<Found> {
     const found = await this.writable(caller, account, name);
-    const checked = this.checkVersion(input);
+    const checked = await this.checkVersion(input);
     for (let attempt = 0; attempt < 8; attempt++) {
       const query = (await this.platform.store.getQuery(found.owner.uid, found.query.name)) ?? found.query;
       const now = this.now();
@@ -279,7 +279,7 @@ export class SavedQueryService {
 
   async text(caller: Caller | null, account: string, name: string, version: number | undefined, values: URLSearchParams): Promise<string> {
     const found = await this.get(caller, account, name, version);
-    return instantiate(found.version.query, this.bindings(found.version.variables, values)) ?? found.version.query;
+    return (await instantiate(found.version.query, this.bindings(found.version.variables, values))) ?? found.version.query;
   }
 
   /** Where the query runs: the dataset's own endpoint, or its running service of the type. */
@@ -298,7 +298,7 @@ export class SavedQueryService {
   private async execute(caller: Caller | null, found: Found, query: string, format: string): Promise<string> {
     if (!found.dataset) throw new ValidationError('The query has no dataset to run against; set one with PATCH {"dataset": ...}.');
     const { dataset, owner } = found.dataset;
-    const analysis = analyzeSparql(query);
+    const analysis = await analyzeSparql(query, undefined, 'saved query');
     const request = { query, format, queryDefinesDataset: analysis.kind === 'query' && analysis.definesDataset };
     if (found.query.serviceType === 'speedy') return this.sparql.queryDataset(caller, owner.accountName, dataset.name, request);
     const service = await this.serviceName(found);
@@ -309,19 +309,19 @@ export class SavedQueryService {
   }
 
   /** The form of a found version's query (`update` for update queries). */
-  formOf(found: Found): QueryForm | 'update' {
-    const analysis = analyzeSparql(found.version.query);
+  async formOf(found: Found): Promise<QueryForm | 'update'> {
+    const analysis = await analyzeSparql(found.version.query, undefined, 'saved query');
     return analysis.kind === 'update' ? 'update' : analysis.form;
   }
 
   /** Runs a found version with variables, one page at a time. `graphFormat` is the engine format for CONSTRUCT/DESCRIBE. */
   async run(caller: Caller | null, found: Found, request: RunRequest, graphFormat: string): Promise<RunResult> {
-    const analysis = analyzeSparql(found.version.query);
+    const analysis = await analyzeSparql(found.version.query, undefined, 'saved query');
     if (analysis.kind === 'update') throw new ValidationError('This saved query is an update; run it with POST.');
     const values = this.bindings(found.version.variables, request.values);
     const page = { page: request.page, pageSize: request.pageSize };
     if (analysis.form === 'select' || analysis.form === 'ask') {
-      const text = analysis.form === 'ask' ? instantiate(found.version.query, values) : instantiate(found.version.query, values, page);
+      const text = analysis.form === 'ask' ? await instantiate(found.version.query, values) : await instantiate(found.version.query, values, page);
       if (text === null) return { kind: 'tabular', form: analysis.form, results: { head: { vars: [] }, results: { bindings: [] } }, hasMore: false };
       const results = JSON.parse(await this.execute(caller, found, text, formatsFor('select')[0]!.engineFormat)) as SparqlJson;
       const rows = results.results?.bindings;
@@ -329,21 +329,21 @@ export class SavedQueryService {
       if (rows && hasMore) rows.length = request.pageSize;
       return { kind: 'tabular', form: analysis.form, results, hasMore };
     }
-    const text = instantiate(found.version.query, values, page, 0);
+    const text = await instantiate(found.version.query, values, page, 0);
     if (text === null) return { kind: 'graph', body: '', hasMore: false };
     const body = await this.execute(caller, found, text, graphFormat);
     const probe = JSON.parse(
-      await this.execute(caller, found, solutionsProbe(found.version.query, values, request.page * request.pageSize), formatsFor('select')[0]!.engineFormat),
+      await this.execute(caller, found, await solutionsProbe(found.version.query, values, request.page * request.pageSize), formatsFor('select')[0]!.engineFormat),
     ) as SparqlJson;
     return { kind: 'graph', body, hasMore: (probe.results?.bindings.length ?? 0) > 0 };
   }
 
   /** POST .../run of an update query: applied to the dataset as a new version (needs write access). */
   async runUpdate(caller: Caller | null, found: Found, request: RunRequest, apiUrl: string) {
-    const analysis = analyzeSparql(found.version.query);
+    const analysis = await analyzeSparql(found.version.query, undefined, 'saved query');
     if (analysis.kind !== 'update') throw new ValidationError('This saved query is not an update; run it with GET.');
     if (!found.dataset) throw new ValidationError('The query has no dataset to run against.');
-    const text = instantiate(found.version.query, this.bindings(found.version.variables, request.values)) ?? found.version.query;
+    const text = (await instantiate(found.version.query, this.bindings(found.version.variables, request.values))) ?? found.version.query;
     return this.sparql.updateDataset(caller, found.dataset.owner.accountName, found.dataset.dataset.name, text, apiUrl);
   }
 }

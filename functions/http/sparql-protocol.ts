@@ -1,11 +1,9 @@
 import { UnsupportedMediaTypeError, ValidationError } from '../domain/errors.js';
 import { analyzeSparql } from '../rdf/sparql-analysis.js';
+import { MAX_SPARQL_CHARS } from '../rdf/sparql-prescan.js';
 import { formatBySuffix, formatsFor, negotiateResultFormat, type QueryForm, type ResultFormat } from '../rdf/sparql-formats.js';
 import { NotAcceptableError } from '../domain/errors.js';
 import type { HttpRequest } from './types.js';
-
-/** Query strings longer than this are refused (a GET URL or a form field), before parsing. */
-export const MAX_SPARQL_CHARS = 1_000_000;
 
 export type SparqlRequest =
   | {
@@ -33,7 +31,7 @@ function exactlyOne(values: string[], name: string): string {
  * Reads a SPARQL 1.1 Protocol request: query via GET, URL-encoded POST or direct POST; update
  * via URL-encoded POST or direct POST (only where `allowUpdate`). Errors say what to send instead.
  */
-export function readSparqlRequest(req: HttpRequest, options: { allowUpdate: boolean; baseIri: string }): SparqlRequest {
+export async function readSparqlRequest(req: HttpRequest, options: { allowUpdate: boolean; baseIri: string }): Promise<SparqlRequest> {
   const baseIri = options.baseIri;
   let params = req.query;
   let direct: { kind: 'query' | 'update'; text: string } | undefined;
@@ -63,7 +61,7 @@ export function readSparqlRequest(req: HttpRequest, options: { allowUpdate: bool
     if (req.method !== 'POST') throw new ValidationError('Send updates with POST.');
     const text = direct ? direct.text : exactlyOne(updates, 'update');
     if (!text.trim()) throw new ValidationError('The update is empty.');
-    const analysis = analyzeSparql(text, baseIri);
+    const analysis = await analyzeSparql(text, baseIri, 'update');
     if (analysis.kind !== 'update') throw new ValidationError('The request is a query; send it as "query" (or application/sparql-query).');
     const usingGraphs = params.getAll('using-graph-uri');
     const usingNamedGraphs = params.getAll('using-named-graph-uri');
@@ -74,7 +72,7 @@ export function readSparqlRequest(req: HttpRequest, options: { allowUpdate: bool
   }
   const text = direct ? direct.text : exactlyOne(queries, 'query');
   if (direct && !text.trim()) throw new ValidationError('The query in the body is empty.');
-  const analysis = analyzeSparql(text, baseIri);
+  const analysis = await analyzeSparql(text, baseIri, 'query');
   if (analysis.kind !== 'query') {
     throw new ValidationError(options.allowUpdate ? 'The request is an update; send it as "update" (or application/sparql-update) with POST.' : 'This endpoint answers queries only.');
   }

@@ -1,6 +1,10 @@
 /** What a SPARQL request is, read with sparqljs: its form, and whether it is an update. */
 import sparqljs from 'sparqljs';
+import { EngineOverloadedError } from '../ports/platform.js';
 import type { QueryForm } from './sparql-formats.js';
+import { ByteBoundedLru } from './sparql-lru.mjs';
+import { ParseBusyError, ParseRejectedError, ParseTooComplexError, sparqlParser } from './sparql-parser-pool.js';
+import { sparqlLimitProblem } from './sparql-prescan.js';
 
 export class SparqlSyntaxError extends Error {
   override name = 'SparqlSyntaxError';
@@ -29,38 +33,79 @@ function formByKeyword(text: string): Analysis | null {
   return null;
 }
 
+/** Analyses by text: the same texts come again and again (saved queries, dashboards). */
+const ANALYSIS_CACHE_BYTES = 16 * 1024 * 1024;
+/** An analysis is a few small fields. */
+const ANALYSIS_BYTES = 64;
+const analyses = new ByteBoundedLru<Analysis>(ANALYSIS_CACHE_BYTES, () => ANALYSIS_BYTES);
+
+/** How full the analysis cache is (bytes are estimates: keys as UTF-16, a constant per analysis). */
+export function analysisCacheUsage(): { bytes: number; maxBytes: number; entries: number } {
+  return { bytes: analyses.bytes, maxBytes: analyses.maxBytes, entries: analyses.size };
+}
+
+/** Refuses a text beyond the pre-scan's limits (size, nesting) with a 400 naming the limit. */
+export function assertSparqlLimits(text: string, what = 'SPARQL request'): void {
+  const problem = sparqlLimitProblem(text, what);
+  if (problem) throw new SparqlSyntaxError(problem);
+}
+
+/** The pool's failures as the platform's errors: the text's fault is a 400, a full pool a 503. */
+export function parseFailure(e: unknown, prefix: string): Error {
+  if (e instanceof ParseRejectedError) return new SparqlSyntaxError(`${prefix}: ${e.message.split('\n').slice(0, 3).join(' ')}`);
+  if (e instanceof ParseTooComplexError) return new SparqlSyntaxError(e.message);
+  if (e instanceof ParseBusyError) return new EngineOverloadedError(e.message);
+  return e as Error;
+}
+
 /**
- * Parses the request; throws SparqlSyntaxError with the parser's message (line numbers included).
- * When sparqljs fails but the form is plain from the first keyword, the engine gets the last word.
+ * Parses the request (off the main thread, after the pre-scan); throws SparqlSyntaxError with the
+ * parser's message (line numbers included). When sparqljs fails but the form is plain from the
+ * first keyword, the engine gets the last word.
  */
-export function analyzeSparql(text: string, baseIri?: string): Analysis {
-  // The same texts come again and again (saved queries, dashboards): parse each once.
+export async function analyzeSparql(text: string, baseIri?: string, what?: string): Promise<Analysis> {
   const key = `${baseIri ?? ''}\u0000${text}`;
   const cached = analyses.get(key);
   if (cached) return cached;
-  const analysis = analyzeUncached(text, baseIri);
-  if (analyses.size >= MAX_CACHED) analyses.delete(analyses.keys().next().value!);
+  assertSparqlLimits(text, what);
+  let analysis: Analysis;
+  try {
+    analysis = await sparqlParser.run<Analysis>({ type: 'analyze', text, baseIri });
+  } catch (e) {
+    const byKeyword = e instanceof ParseRejectedError && /\\u|\\U/.test(text) ? formByKeyword(text) : null;
+    if (!byKeyword) throw parseFailure(e, 'The SPARQL request does not parse');
+    analysis = byKeyword;
+  }
   analyses.set(key, analysis);
   return analysis;
 }
 
-const analyses = new Map<string, Analysis>();
-const MAX_CACHED = 1000;
-
-function analyzeUncached(text: string, baseIri?: string): Analysis {
+/**
+ * The same on the calling thread, for flow validation, which is synchronous and only reads
+ * inline texts of at most 10,000 characters: within the pre-scan's limits the slowest such text
+ * measured here parses in about 100 ms (10 KB of `||` terms or of 62-deep FILTERs; VALUES rows
+ * 12 ms), and only a signed-in flow editor sends one. Everything else uses analyzeSparql.
+ */
+export function analyzeShortSparqlNow(text: string, maxChars: number): Analysis {
+  // `maxChars` counts code points; a string holds at most two UTF-16 units per code point.
+  if (text.length > 2 * maxChars) throw new SparqlSyntaxError(`The SPARQL text has more than ${maxChars} characters.`);
+  const key = `\u0000${text}`;
+  const cached = analyses.get(key);
+  if (cached) return cached;
+  assertSparqlLimits(text, 'SPARQL text');
   let parsed: sparqljs.SparqlQuery;
   try {
-    parsed = new sparqljs.Parser({ baseIRI: baseIri }).parse(text);
+    parsed = new sparqljs.Parser().parse(text);
   } catch (e) {
     const byKeyword = /\\u|\\U/.test(text) ? formByKeyword(text) : null;
     if (byKeyword) return byKeyword;
     throw new SparqlSyntaxError(`The SPARQL request does not parse: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`);
   }
-  if (parsed.type === 'update') return { kind: 'update' };
   const from = (parsed as { from?: { default?: unknown[]; named?: unknown[] } }).from;
-  return {
-    kind: 'query',
-    form: parsed.queryType.toLowerCase() as QueryForm,
-    definesDataset: (from?.default?.length ?? 0) + (from?.named?.length ?? 0) > 0,
-  };
+  const analysis: Analysis =
+    parsed.type === 'update'
+      ? { kind: 'update' }
+      : { kind: 'query', form: parsed.queryType.toLowerCase() as QueryForm, definesDataset: (from?.default?.length ?? 0) + (from?.named?.length ?? 0) > 0 };
+  analyses.set(key, analysis);
+  return analysis;
 }

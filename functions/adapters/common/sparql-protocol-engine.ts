@@ -58,6 +58,8 @@
 import { randomBytes } from 'node:crypto';
 import * as oxigraph from 'oxigraph';
 import sparqljs from 'sparqljs';
+import { assertSparqlLimits, parseFailure } from '../../rdf/sparql-analysis.js';
+import { ParseRejectedError, sparqlParser } from '../../rdf/sparql-parser-pool.js';
 import { PREFIXES, rulesFor } from './oxigraph/reasoning-rules.mjs';
 
 import {
@@ -598,7 +600,8 @@ interface Rewritten {
   form: QueryForm;
 }
 
-const parse = (text: string, baseIri?: string): sparqljs.SparqlQuery => new sparqljs.Parser({ baseIRI: baseIri }).parse(text);
+/** Parsed off the main thread (after the pre-scan's limits); the tree comes back as plain data. */
+const parse = (text: string, baseIri?: string): Promise<sparqljs.SparqlQuery> => sparqlParser.run<sparqljs.SparqlQuery>({ type: 'parse', text, baseIri });
 
 /** `<...\u0041...>` → `<...A...>` (only inside IRI references, where sparqljs does not accept escapes). */
 function decodeIriEscapes(text: string): string {
@@ -608,17 +611,20 @@ function decodeIriEscapes(text: string): string {
   );
 }
 
-function rewriteQuery(request: EngineQuery, names: SnapshotNames): Rewritten {
+async function rewriteQuery(request: EngineQuery, names: SnapshotNames): Promise<Rewritten> {
+  assertSparqlLimits(request.query, 'query');
   let parsed: sparqljs.SparqlQuery;
   try {
-    parsed = parse(request.query, request.baseIri);
+    parsed = await parse(request.query, request.baseIri);
   } catch (e) {
+    if (!(e instanceof ParseRejectedError)) throw parseFailure(e, 'The query does not parse');
     // sparqljs does not read \u escapes inside IRIs; SPARQL processes them before parsing.
     const decoded = decodeIriEscapes(request.query);
     try {
       if (decoded === request.query) throw e;
-      parsed = parse(decoded, request.baseIri);
-    } catch {
+      parsed = await parse(decoded, request.baseIri);
+    } catch (again) {
+      if (!(again instanceof ParseRejectedError)) throw parseFailure(again, 'The query does not parse');
       throw new EngineQueryError(`The query does not parse: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`);
     }
   }
@@ -921,7 +927,7 @@ class ProtocolStore implements SparqlStore {
     const started = Date.now();
     const timeoutMessage = (): string => `The query ran longer than ${Math.round(request.timeoutMs / 1000)} s and was stopped.`;
     const format = request.format.split(';')[0]!.trim().toLowerCase();
-    const { text, form } = rewriteQuery(request, this.names);
+    const { text, form } = await rewriteQuery(request, this.names);
     const tabular = form === 'SELECT' || form === 'ASK';
     if (tabular !== TABULAR_FORMATS.has(format)) throw new EngineQueryError(`${form} results cannot be written as ${format}.`);
     await this.limiter.acquire();

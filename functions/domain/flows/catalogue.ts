@@ -4,7 +4,7 @@
  * first), reports settings it does not know, and scans every accepted text for variable
  * references, except text that is SPARQL or a regex.
  */
-import { analyzeSparql, SparqlSyntaxError } from '../../rdf/sparql-analysis.js';
+import { analyzeShortSparqlNow, SparqlSyntaxError } from '../../rdf/sparql-analysis.js';
 import { isNumberText, regexProblem } from './decision.js';
 import { charLength, FLOW_LIMITS } from './limits.js';
 import {
@@ -277,12 +277,12 @@ function sparqlSource(s: SettingsReader, key: string, ctx: CheckContext): string
   return text;
 }
 
-type Analysis = ReturnType<typeof analyzeSparql>;
+type Analysis = ReturnType<typeof analyzeShortSparqlNow>;
 
 function analyze(text: string, path: string, ctx: CheckContext): Analysis | undefined {
   if (text.trim() === '' || charLength(text) > FLOW_LIMITS.inlineSparql) return undefined;
   try {
-    return analyzeSparql(text);
+    return analyzeShortSparqlNow(text, FLOW_LIMITS.inlineSparql);
   } catch (e) {
     if (e instanceof SparqlSyntaxError) {
       ctx.problem(path, 'invalid-sparql', e.message);

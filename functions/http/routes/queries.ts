@@ -126,7 +126,7 @@ async function run(ctx: OperationContext): Promise<HttpResponse> {
   const paging = runPaging(ctx);
   const request = { version: versionParam(ctx), values: ctx.req.query, ...paging };
   const found = await savedQueries.get(ctx.caller, ctx.params.account!, ctx.params.query!, request.version);
-  const form = savedQueries.formOf(found);
+  const form = await savedQueries.formOf(found);
   if (ctx.req.method === 'POST') return jsonResponse(200, await savedQueries.runUpdate(ctx.caller, found, request, ctx.apiUrl));
   if (form === 'update') throw new ValidationError('This saved query is an update; run it with POST.');
   const format = runFormat(ctx, form);

@@ -84,7 +84,7 @@ const engineQuery = (request: Extract<SparqlRequest, { kind: 'query' }>, format:
 /** SPARQL 1.1 Protocol over a service (queries only). */
 export const sparqlOperations: Operations = {
   async serviceSparql(ctx) {
-    const request = readSparqlRequest(ctx.req, { allowUpdate: false, baseIri: endpointUrl(ctx) });
+    const request = await readSparqlRequest(ctx.req, { allowUpdate: false, baseIri: endpointUrl(ctx) });
     if (request.kind !== 'query') throw new ValidationError('This endpoint answers queries only.');
     const format = chooseResultFormat(ctx.req, request.form);
     const body = await ctx.services.sparqlServices.query(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!, engineQuery(request, format.engineFormat));
@@ -95,7 +95,7 @@ export const sparqlOperations: Operations = {
 /** The dataset's own endpoint: queries over its current graphs, and SPARQL Update for writers. */
 export const datasetSparqlOperations: Operations = {
   async datasetSparql(ctx) {
-    const request = readSparqlRequest(ctx.req, { allowUpdate: true, baseIri: endpointUrl(ctx) });
+    const request = await readSparqlRequest(ctx.req, { allowUpdate: true, baseIri: endpointUrl(ctx) });
     if (request.kind === 'update') {
       const result = await ctx.services.sparqlServices.updateDataset(ctx.caller, ctx.params.account!, ctx.params.dataset!, request.text, ctx.apiUrl, request.baseIri);
       return jsonResponse(200, result);
