@@ -5,13 +5,13 @@
  * lossless mappings of `rdf/tabular.ts` and `rdf/xml-to-rdf.ts`.
  */
 import { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { formatByName, type RdfFormat, type RdfFormatName } from '../rdf/formats.js';
 import { formatFromMediaType, formatFromPath } from '../rdf/negotiate.js';
 import { ntIriValue, sanitizeBlankLabel } from '../rdf/nt.js';
 import { parseRdf } from '../rdf/parse.js';
 import { tabularToNt } from '../rdf/tabular.js';
 import { xmlToNt } from '../rdf/xml-to-rdf.js';
+import { gunzipChecked } from './gunzip.js';
 
 /** What a loaded file is read as. */
 export type LoadFormat = { kind: 'rdf'; format: RdfFormat } | { kind: 'csv' } | { kind: 'tsv' } | { kind: 'xml' };
@@ -50,7 +50,7 @@ export async function openDownload(body: Readable, fileName: string): Promise<{ 
   const raw = await peek(body, 2);
   const gzipped = /\.gz$/i.test(fileName) || (raw.head[0] === GZIP_MAGIC[0] && raw.head[1] === GZIP_MAGIC[1]);
   if (!gzipped) return peek(Readable.from(raw.body), SNIFF_BYTES);
-  return peek(Readable.from(raw.body).pipe(createGunzip()), SNIFF_BYTES);
+  return peek(Readable.from(gunzipChecked(raw.body, fileName)), SNIFF_BYTES);
 }
 
 /** Reads at least `bytes` (or to the end) and gives them with a replay of the whole stream. */

@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { formatFromMediaType, formatFromPath } from '../rdf/negotiate.js';
 import { ntIriValue, type NtQuad } from '../rdf/nt.js';
 import { parseRdf, RdfSyntaxError } from '../rdf/parse.js';
@@ -10,6 +9,7 @@ import type { AccountRecord } from './accounts.js';
 import type { Caller } from './caller.js';
 import type { DatasetRecord } from './datasets.js';
 import { ConflictError, NotFoundError, ValidationError } from './errors.js';
+import { gunzipChecked } from './gunzip.js';
 import { graphBlobKey, type GraphCatalog } from './graph-catalog.js';
 import { GraphBlobWriter } from './graph-writer.js';
 import { freeGraphName, type GraphEntry, type GraphManifest } from './graphs.js';
@@ -37,7 +37,7 @@ const GZIP_MAGIC = [0x1f, 0x8b];
 
 
 /** Peeks at the first bytes to decompress gzip even when the name does not say so. */
-async function maybeGunzip(stream: Readable, named: boolean): Promise<Readable> {
+async function maybeGunzip(stream: Readable, named: boolean, fileName: string): Promise<AsyncIterable<Buffer>> {
   const iterator = stream[Symbol.asyncIterator]();
   const first = await iterator.next();
   const head: Buffer | undefined = first.done ? undefined : Buffer.from(first.value);
@@ -45,9 +45,8 @@ async function maybeGunzip(stream: Readable, named: boolean): Promise<Readable> 
     if (head) yield head;
     for (let r = await iterator.next(); !r.done; r = await iterator.next()) yield r.value;
   }
-  const replay = Readable.from(rest(), { objectMode: false });
   const gzipped = named || (head !== undefined && head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1]);
-  return gzipped ? replay.pipe(createGunzip()) : replay;
+  return gzipped ? gunzipChecked(rest(), fileName) : Readable.from(rest(), { objectMode: false });
 }
 
 /**
@@ -353,7 +352,7 @@ export class ImportService {
         if (!detected) throw new ValidationError(this.unknownFormatMessage(file.fileName));
         const raw = await this.platform.blobs.uploads.get(file.blobKey);
         if (!raw) throw new ValidationError(`${file.fileName}: the uploaded file is gone; upload it again in a new job.`);
-        const input = await maybeGunzip(raw, detected.gzip);
+        const input = await maybeGunzip(raw, detected.gzip, file.fileName);
         const batches = parseRdf(input, {
           format: detected.format,
           baseIRI: job.baseIRI ?? job.defaultGraphName,
