@@ -179,6 +179,21 @@ describe('oversized path segments and forged cursors', () => {
     expect(unmatched.body.message).toMatch(/No route/);
   });
 
+  it('answer 400 to oversized account names in bodies that are looked up (members, parents)', async () => {
+    await p.createOrg('size-org', owner);
+    const long = 'n'.repeat(4096);
+    const cases = [
+      await p.request('POST', '/accounts/size-org/members', { token: owner, body: { accountName: long, role: 'member' } }),
+      await p.request('POST', '/accounts', { token: owner, body: { type: 'org', accountName: 'size-child', parent: long } }),
+      await p.request('PATCH', '/accounts/size-org', { token: owner, body: { parent: long } }),
+      await p.request('POST', '/login', { body: { accountName: long, password: 'whatever-password' } }),
+    ];
+    for (const res of cases) {
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.message).toMatch(/at most 40 characters/);
+    }
+  });
+
   it('answer 400 "invalid cursor" to forged, foreign and oversized cursors on every listing', async () => {
     await p.createDataset('olga', 'with-graphs', 'public', owner);
     await p.createDataset('olga', 'second', 'public', owner);

@@ -9,6 +9,8 @@ import { jsonResponse } from '../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);
+/** Names that are looked up (members, parents): bounded before they become storage keys. */
+const accountNameRef = (message?: string) => z.string(message).max(40, 'an account name has at most 40 characters');
 const email = z.email('must be an e-mail address').max(254);
 
 const NewAccountBody = z.object({
@@ -19,7 +21,7 @@ const NewAccountBody = z.object({
   description: text(4096).optional(),
   password: z.string().optional(),
   isAdmin: z.boolean().optional(),
-  parent: z.string().optional(),
+  parent: accountNameRef().optional(),
 });
 
 const NewOrgBody = NewAccountBody.omit({ type: true, password: true, isAdmin: true });
@@ -31,12 +33,12 @@ const AccountPatchBody = z.object({
   description: text(4096).optional(),
   password: z.string().optional(),
   currentPassword: text(256).optional(),
-  parent: z.string().nullable().optional(),
+  parent: accountNameRef().nullable().optional(),
   isAdmin: z.boolean().optional(),
   emailNotifications: z.boolean().optional(),
 });
 
-const MemberBody = z.object({ accountName: z.string('is required'), role: z.string('is required').max(40) });
+const MemberBody = z.object({ accountName: accountNameRef('is required'), role: z.string('is required').max(40) });
 const RoleChangeBody = z.object({ role: z.string('is required').max(40) });
 const permissionList = z.array(z.enum(PERMISSIONS, `must be one of ${PERMISSIONS.join(', ')}`)).max(PERMISSIONS.length);
 const RoleBody = z.object({ name: z.string('is required'), permissions: permissionList });

@@ -7,8 +7,8 @@ import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';
 
 const LoginBody = z.object({
-  accountName: z.string().min(1).max(40),
-  password: z.string().min(1).max(256),
+  accountName: z.string('is required').min(1, 'is required').max(40, 'an account name has at most 40 characters'),
+  password: z.string('is required').min(1, 'is required').max(256, 'at most 256 characters'),
 });
 
 const cookie = (name: string, value: string, maxAge: number, secure: boolean, httpOnly: boolean) =>
