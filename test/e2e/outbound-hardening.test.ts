@@ -8,7 +8,8 @@
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readdir, readFile, readlink, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
@@ -134,6 +135,29 @@ describe('the metadata store', () => {
     const socket = await stat(join(folder, 'dynalite.sock'));
     expect(socket.isSocket()).toBe(true);
     expect(socket.mode & 0o777).toBe(0o600);
+  });
+
+  it('puts the socket in a private temporary folder when the data folder path is too long for one, and removes it on stop', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'ldp-long-'));
+    const dataDir = join(parent, 'a-data-folder-whose-path-is-longer-than-a-unix-socket-path-may-be'.repeat(2));
+    const runFolders = async () => new Set((await readdir(tmpdir())).filter((name) => name.startsWith('ldp-run-')));
+    const before = await runFolders();
+    const long = await TestPlatform.start({ dataDir });
+    let running = true;
+    try {
+      const created = [...(await runFolders())].filter((name) => !before.has(name));
+      expect(created).toHaveLength(1);
+      expect((await stat(join(tmpdir(), created[0]!))).mode & 0o777).toBe(0o700);
+      expect((await stat(join(tmpdir(), created[0]!, 'dynalite.sock'))).mode & 0o777).toBe(0o600);
+      // The metadata store answers through it: the administrator can create a user.
+      expect(await long.createUser('dora')).toMatch(/\S/);
+      await long.stop();
+      running = false;
+      expect([...(await runFolders())].filter((name) => !before.has(name))).toEqual([]);
+    } finally {
+      if (running) await long.stop();
+      await rm(parent, { recursive: true, force: true });
+    }
   });
 });
 
