@@ -1,6 +1,8 @@
 /** Which destinations requests on a user's behalf may reach (pure address rules). */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assertReachable, refusalOf } from '../../functions/adapters/common/outbound-guard.js';
+import { FUZZ_SEED, MAX_EVENT_LOOP_BLOCK_MS, watchEventLoop } from '../support/fuzz.js';
 
 const open = { allowPrivateNetworks: true };
 const closed = { allowPrivateNetworks: false };
@@ -42,6 +44,30 @@ describe('the outbound policy', () => {
       expect(refusalOf(address, open), address).toBeNull();
       expect(refusalOf(address, closed), address).toMatch(/private-network/);
     }
+  });
+
+  it('decides every IPv6 form that carries an IPv4 address as it decides that IPv4 address', () => {
+    const hex = (hi: number, lo: number) => ((hi << 8) | lo).toString(16);
+    const watch = watchEventLoop();
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 4, maxLength: 4 }), ([a, b, c, d]) => {
+        const v4 = `${a}.${b}.${c}.${d}`;
+        const forms = [
+          `::ffff:${v4}`,
+          `::ffff:${hex(a!, b!)}:${hex(c!, d!)}`,
+          `::ffff:0:${v4}`,
+          `64:ff9b::${v4}`,
+          `2002:${hex(a!, b!)}:${hex(c!, d!)}::1`,
+          `2001:0:4136:e378:8000:63bf:${(~((a! << 8) | b!) & 0xffff).toString(16)}:${(~((c! << 8) | d!) & 0xffff).toString(16)}`,
+        ];
+        for (const policy of [open, closed]) {
+          const expected = refusalOf(v4, policy) === null;
+          for (const form of forms) expect(refusalOf(form, policy) === null, `${form} (${v4})`).toBe(expected);
+        }
+      }),
+      { seed: FUZZ_SEED, numRuns: 3_000 },
+    );
+    expect(watch.stop()).toBeLessThan(MAX_EVENT_LOOP_BLOCK_MS);
   });
 
   it('reaches public addresses, also through NAT64 and 6to4', () => {
