@@ -179,7 +179,7 @@ export class AccountService {
       if (signedIn.uid === account.uid) await this.checkCurrentPassword(account, patch.currentPassword);
       next.passwordHash = await this.platform.passwords.hash(patch.password);
       // Every session opened before now ends (API tokens stay: they are revoked one by one).
-      next.sessionsValidAfter = next.updatedAt;
+      next.sessionGeneration = (account.sessionGeneration ?? 0) + 1;
     } else if (patch.currentPassword !== undefined) {
       throw new ValidationError('currentPassword: only send it together with a new password.');
     }

@@ -14,8 +14,8 @@ export interface AccountRecord {
   updatedAt: string;
   /** Users only. A slow hash (scrypt), never returned. */
   passwordHash?: string;
-  /** Users only: sessions opened at or before this instant no longer count (set by a password change). */
-  sessionsValidAfter?: string;
+  /** Users only: a password change counts this up, and sessions of an older generation end. */
+  sessionGeneration?: number;
   /** Users only: instance administrator. */
   isAdmin?: boolean;
   /** Users only: the "Email notifications" setting (flow failure emails); on unless false. */
@@ -47,6 +47,8 @@ export interface SessionRecord {
   sessionHash: string;
   uid: string;
   csrfToken: string;
+  /** The account's `sessionGeneration` when the session opened (absent: 0). */
+  generation?: number;
   createdAt: string;
   /** Epoch seconds (the table's TTL attribute). */
   expiresAt: number;

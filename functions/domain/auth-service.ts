@@ -96,7 +96,7 @@ export class AuthService {
     }
     const account = await this.platform.store.getAccount(session.uid);
     if (!account) throw expired();
-    if (account.sessionsValidAfter && session.createdAt <= account.sessionsValidAfter) {
+    if ((session.generation ?? 0) !== (account.sessionGeneration ?? 0)) {
       throw new UnauthenticatedError('Unauthorized. The password changed since this console session began; sign in again.');
     }
     return {
@@ -154,6 +154,11 @@ export class AuthService {
     }
     if (!(await this.platform.passwords.verify(password, account.passwordHash))) throw wrong();
     await attempt.succeeded();
+    return { account, ...(await this.openSession(account)) };
+  }
+
+  /** A new console session of `account` (after a sign-in, or renewing the one that changed the password). */
+  async openSession(account: AccountRecord): Promise<{ sessionId: string; csrfToken: string; expiresAt: number }> {
     const sessionId = this.platform.ids.randomToken(32);
     const csrfToken = this.platform.ids.randomToken(24);
     const now = this.platform.clock.now();
@@ -161,11 +166,12 @@ export class AuthService {
       sessionHash: this.platform.tokens.digest(sessionId),
       uid: account.uid,
       csrfToken,
+      generation: account.sessionGeneration ?? 0,
       createdAt: now.toISOString(),
       expiresAt: Math.floor(now.getTime() / 1000) + SESSION_TTL_SECONDS,
     };
     await this.platform.store.putSession(session);
-    return { account, sessionId, csrfToken, expiresAt: session.expiresAt };
+    return { sessionId, csrfToken, expiresAt: session.expiresAt };
   }
 
   /**

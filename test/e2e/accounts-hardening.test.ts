@@ -144,7 +144,14 @@ describe('password changes', () => {
     const old = await p.request('GET', '/me', { headers: first });
     expect(old.status).toBe(401);
     expect(old.body.message).toMatch(/password changed/);
+    // The session that made the change is renewed: new cookies and CSRF token, the old ones end.
     expect((await p.request('GET', '/me', { headers: second })).status).toBe(401);
+    const renewed = {
+      cookie: changed.headers.getSetCookie().map((c) => c.split(';')[0]).join('; '),
+      'x-csrf-token': changed.body.csrfToken as string,
+    };
+    expect(renewed.cookie).toMatch(/ldp_session=/);
+    expect((await p.request('PATCH', '/accounts/quinn', { headers: renewed, body: { name: 'Quinn' } })).status).toBe(200);
     expect((await p.request('GET', '/me', { token })).status).toBe(200);
     const fresh = await consoleSession(p, 'quinn', 'quinn-new-password-1');
     expect((await p.request('GET', '/me', { headers: fresh })).status).toBe(200);

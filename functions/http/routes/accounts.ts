@@ -7,6 +7,7 @@ import { PERMISSIONS } from '../../domain/permissions.js';
 import type { Operations, Services } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';
+import { sessionCookies } from './auth.js';
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);
 /** Names that are looked up (members, parents): bounded before they become storage keys. */
@@ -74,9 +75,16 @@ export const accountOperations: Operations = {
     return jsonResponse(200, await view(services, caller, account));
   },
 
-  async updateAccount({ req, params, services, caller }) {
+  async updateAccount({ req, params, services, caller, apiUrl }) {
     const body = parseJsonBody(req, AccountPatchBody);
     const account = await services.accounts.update(caller, params.account!, body);
+    // A password change ends every session; the console session that made it gets a new one.
+    if (body.password !== undefined && caller?.credential.kind === 'session' && caller.uid === account.uid) {
+      const renewed = await services.auth.openSession(account);
+      return jsonResponse(200, { ...(await view(services, caller, account)), csrfToken: renewed.csrfToken }, {
+        'set-cookie': sessionCookies(renewed.sessionId, renewed.csrfToken, apiUrl),
+      });
+    }
     return jsonResponse(200, await view(services, caller, account));
   },
 

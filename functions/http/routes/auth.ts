@@ -16,6 +16,12 @@ const cookie = (name: string, value: string, maxAge: number, secure: boolean, ht
     .filter(Boolean)
     .join('; ');
 
+/** The Set-Cookie headers of a console session (also sent when a password change renews it). */
+export const sessionCookies = (sessionId: string, csrfToken: string, apiUrl: string): string[] => {
+  const secure = apiUrl.startsWith('https:');
+  return [cookie(SESSION_COOKIE, sessionId, SESSION_TTL_SECONDS, secure, true), cookie(CSRF_COOKIE, csrfToken, SESSION_TTL_SECONDS, secure, false)];
+};
+
 export const authOperations: Operations = {
   async getMe({ caller, services }) {
     if (!caller) throw new UnauthenticatedError('Unauthorized.');
@@ -28,12 +34,8 @@ export const authOperations: Operations = {
   async login({ req, services, apiUrl }) {
     const body = parseJsonBody(req, LoginBody);
     const { account, sessionId, csrfToken } = await services.auth.login(body.accountName, body.password, req.sourceIp);
-    const secure = apiUrl.startsWith('https:');
     return jsonResponse(200, { ...accountView(account, { showPrivate: true }), csrfToken }, {
-      'set-cookie': [
-        cookie(SESSION_COOKIE, sessionId, SESSION_TTL_SECONDS, secure, true),
-        cookie(CSRF_COOKIE, csrfToken, SESSION_TTL_SECONDS, secure, false),
-      ],
+      'set-cookie': sessionCookies(sessionId, csrfToken, apiUrl),
     });
   },
 
