@@ -269,6 +269,8 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       ...options.settings,
     };
     const blobsDir = join(options.dataDir, 'blobs');
+    // Writes in flight when the process stopped (a killed import's download or graph): never renamed into place.
+    for (const bucket of ['data', 'uploads', 'artifacts']) await rm(join(blobsDir, bucket, '.tmp'), { recursive: true, force: true });
     const tasks = new InProcessTaskQueue();
     const flowExecutor = new LocalFlowExecutor();
     const ports = commonPorts(settings, internalEndpointsFromEnv(env));

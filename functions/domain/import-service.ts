@@ -217,28 +217,54 @@ export class ImportService {
   }
 
   /**
-   * After a restart of a single-process runtime: queued jobs are queued again, and jobs that were
-   * indexing when the process stopped end in error (their dataset was never changed).
+   * After a restart of a single-process runtime: jobs that were indexing when the process stopped
+   * end in error (their dataset was never changed); what killed jobs left behind (staged
+   * downloads and uploads no live job owns, graph blobs no manifest lists) is removed; then queued
+   * jobs are queued again. Runs before anything else can write, so nothing removed is in use.
    */
   async recoverInterrupted(): Promise<void> {
+    const queued: { datasetId: string; jobId: string }[] = [];
+    const ownedUploads = new Set<string>();
     let after: string | undefined;
     for (let round = 0; round < 10_000; round++) {
       const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
       for (const { item: dataset } of batch.items) {
         for (const job of await this.platform.store.listJobs(dataset.id)) {
-          if (job.status === 'pending' || job.status === 'downloading') await this.platform.tasks.enqueueImport(dataset.id, job.jobId);
+          if (job.status === 'pending' || job.status === 'downloading') queued.push({ datasetId: dataset.id, jobId: job.jobId });
           if (job.status === 'indexing') {
             const message = 'The platform stopped while this job was indexing; the dataset was not changed. Start a new job.';
             await this.platform.store
               .updateJob({ ...job, status: 'error', error: { message }, updatedAt: this.now(), finishedAt: this.now() }, ['indexing'])
               .catch(() => {});
+            await this.removeUploads(job);
+          }
+          if (job.status === 'created' || job.status === 'pending' || job.status === 'downloading') {
+            for (const f of await this.platform.store.listJobFiles(dataset.id, job.jobId)) ownedUploads.add(f.blobKey);
           }
         }
+        await this.removeUnlistedGraphBlobs(dataset.id);
       }
       const last = batch.items[batch.items.length - 1];
-      if (!batch.more || !last) return;
+      if (!batch.more || !last) break;
       after = last.cursor;
     }
+    // Staged downloads (`jobs/<jobId>/`) and multipart files (`incoming/`); tus keeps its own folder.
+    for (const prefix of ['jobs/', 'incoming/']) {
+      for await (const blob of this.platform.blobs.uploads.list(prefix)) {
+        if (!ownedUploads.has(blob.key)) await this.platform.blobs.uploads.delete(blob.key).catch(() => {});
+      }
+    }
+    for (const { datasetId, jobId } of queued) await this.platform.tasks.enqueueImport(datasetId, jobId);
+  }
+
+  /** Graph blobs of a dataset that neither its manifest nor a service's snapshot lists (a killed import's). */
+  private async removeUnlistedGraphBlobs(datasetId: string): Promise<void> {
+    const candidates: GraphEntry[] = [];
+    // The folder graphBlobKey writes into.
+    for await (const blob of this.platform.blobs.data.list(`datasets/${datasetId}/graphs/`)) {
+      if (blob.key.endsWith('.nt.gz')) candidates.push({ blobKey: blob.key } as GraphEntry);
+    }
+    if (candidates.length > 0) await this.catalog.collect(datasetId, { graphs: candidates });
   }
 
   /** Runs a started job to its end. Called by the task queue; never throws. */
@@ -303,7 +329,11 @@ export class ImportService {
 
   /** Fetches the URLs of a download job into the uploads store, as files of the job. */
   private async download(job: JobRecord): Promise<void> {
+    // A job queued again after a restart keeps what it had downloaded completely.
+    const done = new Set((await this.platform.store.listJobFiles(job.datasetId, job.jobId)).map((f) => f.blobKey));
     for (const [i, url] of (job.downloadUrls ?? []).entries()) {
+      const blobKey = `jobs/${job.jobId}/url${i}`;
+      if (done.has(blobKey)) continue;
       let fetched;
       try {
         fetched = await this.platform.fetcher.fetch(url, { maxBytes: MAX_DOWNLOAD_BYTES, timeoutMs: DOWNLOAD_TIMEOUT_MS });
@@ -311,7 +341,6 @@ export class ImportService {
         throw new ValidationError(`downloadUrls[${i}]: could not download ${url}: ${(e as Error).message}`);
       }
       const fileId = this.platform.ids.newId();
-      const blobKey = `jobs/${job.jobId}/${fileId}`;
       const info = await this.platform.blobs.uploads.put(blobKey, fetched.body);
       const format = this.formatOf(fetched.fileName, fetched.contentType);
       if (!format) throw new ValidationError(this.unknownFormatMessage(fetched.fileName));
