@@ -74,6 +74,16 @@ export interface ResumableUploads {
       onFinish(upload: FinishedUpload): Promise<{ body?: string; headers?: Record<string, string> } | void>;
     },
   ): Promise<Response>;
+  /** Uploads created under `scope` that have not received all their bytes yet. */
+  unfinished?(scope: string): Promise<UnfinishedUpload[]>;
+}
+
+export interface UnfinishedUpload {
+  fileName: string;
+  /** Bytes received so far. */
+  offset: number;
+  /** Declared length; undefined when the client deferred it. */
+  size?: number;
 }
 
 /** Where a SPARQL store's data comes from: N-Quads text in chunks, re-readable (for reloads). */

@@ -1,8 +1,9 @@
 import { FileStore } from '@tus/file-store';
 import { Server } from '@tus/server';
 import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { DomainError, type DomainErrorKind } from '../../domain/errors.js';
-import type { FinishedUpload, ResumableUploads } from '../../ports/platform.js';
+import type { FinishedUpload, ResumableUploads, UnfinishedUpload } from '../../ports/platform.js';
 
 const STATUS_OF: Partial<Record<DomainErrorKind, number>> = { 'not-found': 404, conflict: 409, forbidden: 403, 'too-large': 413 };
 
@@ -21,7 +22,10 @@ export class TusUploads implements ResumableUploads {
   private readonly store: FileStore;
   private readonly server: Server;
 
-  constructor(uploadsDir: string, options: { maxSize: number }) {
+  constructor(
+    private readonly uploadsDir: string,
+    options: { maxSize: number },
+  ) {
     this.store = new FileStore({ directory: uploadsDir });
     this.server = new Server({
       path: '/uploads',
@@ -60,6 +64,26 @@ export class TusUploads implements ResumableUploads {
         }
       },
     });
+  }
+
+  async unfinished(scope: string): Promise<UnfinishedUpload[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.uploadsDir);
+    } catch {
+      return []; // no upload was ever made
+    }
+    const result: UnfinishedUpload[] = [];
+    for (const name of names) {
+      const id = /^([0-9a-f]{32})\.json$/.exec(name)?.[1];
+      // A file already taken by its job (or deleted) is gone: not unfinished.
+      const upload = id ? await this.store.getUpload(id).catch(() => null) : null;
+      if (!upload || upload.metadata?.scope !== scope) continue;
+      if (upload.size !== undefined && upload.offset >= upload.size) continue;
+      const raw = upload.metadata?.filename ?? upload.metadata?.name ?? upload.id;
+      result.push({ fileName: raw.split(/[\\/]/).pop() || upload.id, offset: upload.offset, size: upload.size });
+    }
+    return result;
   }
 
   async handle(request: Request, context: Context): Promise<Response> {
