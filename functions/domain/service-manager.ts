@@ -248,7 +248,8 @@ export class ServiceManager {
         this.datasetStores.delete(oldest);
         void old.then((s) => s.close()).catch(() => {});
       }
-      store = this.open({ reasoner: 'None' }, dataset.graphsManifest ?? null, 1);
+      // As many query threads as a service: one runaway query must not hold the endpoint.
+      store = this.open({ reasoner: 'None' }, dataset.graphsManifest ?? null);
       this.datasetStores.set(key, store);
       store.catch(() => this.datasetStores.delete(key));
     }

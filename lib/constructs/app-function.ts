@@ -25,7 +25,7 @@ export const handlerEntry = (name: string): string => join(REPO_ROOT, 'functions
  * instead of bundled. oxigraph (Rust→WASM) reads `node_bg.wasm` from its own folder at import,
  * which a bundled copy cannot do.
  */
-export const INSTALLED_MODULES = ['oxigraph'] as const;
+export const INSTALLED_MODULES = ['oxigraph', 'sparqljs'] as const;
 
 /**
  * The SPARQL engine's worker-thread module. The engine starts it as
@@ -36,6 +36,14 @@ export const INSTALLED_MODULES = ['oxigraph'] as const;
 export const ENGINE_WORKER = join(REPO_ROOT, 'functions', 'adapters', 'common', 'oxigraph', 'worker.mjs');
 /** Plain-JavaScript modules the worker imports by relative path; copied beside it. */
 export const ENGINE_WORKER_MODULES = [join(REPO_ROOT, 'functions', 'adapters', 'common', 'oxigraph', 'reasoning-rules.mjs')];
+
+/**
+ * The SPARQL parser's worker-thread module (sparqljs off the main thread), started as
+ * `new URL('./sparql-parse-worker.mjs', import.meta.url)` and copied to the asset root like the
+ * engine's worker, with the plain modules it imports; it imports `sparqljs` (installed above).
+ */
+export const SPARQL_PARSE_WORKER = join(REPO_ROOT, 'functions', 'rdf', 'sparql-parse-worker.mjs');
+export const SPARQL_PARSE_WORKER_MODULES = [join(REPO_ROOT, 'functions', 'rdf', 'sparql-lru.mjs')];
 
 /** Files of oxigraph's browser build: never loaded on Node (`main` is `node.js`), ~4 MB each asset. */
 const OXIGRAPH_BROWSER_FILES = ['web.js', 'web.d.ts', 'web_bg.wasm', 'web_bg.wasm.d.ts'];
@@ -129,6 +137,7 @@ export class AppFunction extends NodejsFunction {
           afterBundling: (inputDir: string, outputDir: string) => [
             `cp ${shellQuote(inInput(inputDir, ENGINE_WORKER))} ${shellQuote(`${outputDir}/worker.mjs`)}`,
             ...ENGINE_WORKER_MODULES.map((m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`),
+            ...[SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES].map((m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`),
             `cd ${shellQuote(`${outputDir}/node_modules/oxigraph`)} && rm -f ${OXIGRAPH_BROWSER_FILES.join(' ')}`,
             // The whole project lockfile `npm ci` needed: not used at run time, and it would
             // change every function's asset hash on any dependency change. (node_modules keeps

@@ -21,6 +21,8 @@ import {
   FLOW_TASK_TOKEN_ACTIONS,
   FLOW_SCHEDULE_ACTIONS,
   INSTALLED_MODULES,
+  SPARQL_PARSE_WORKER,
+  SPARQL_PARSE_WORKER_MODULES,
   bindBucket,
   bindTable,
   sesIdentityArns,
@@ -292,6 +294,16 @@ try {
   if (!reply.ok) throw new Error(reply.error);
   out.count = JSON.parse(reply.result).results.bindings[0].n.value;
   await worker.terminate();
+  // The SPARQL parser's worker, started the way the parser pool starts it (it imports sparqljs).
+  const parser = new Worker(new URL('./sparql-parse-worker.mjs', bundleUrl));
+  const parsed = await new Promise((resolve, reject) => {
+    parser.once('message', resolve);
+    parser.once('error', reject);
+    parser.postMessage({ id: 1, type: 'analyze', text: 'ASK { ?s ?p ?o }' });
+  });
+  if (!parsed.ok) throw new Error(parsed.error);
+  out.parsedForm = parsed.result.form;
+  await parser.terminate();
 } catch (e) {
   out.error = String(e?.stack ?? e);
 }
@@ -346,7 +358,7 @@ describe('stateless stack: function bundles', () => {
     expect(readFileSync(join(dirname(ENGINE_WORKER), 'oxigraph-engine.ts'), 'utf8')).toContain("new URL('./worker.mjs', import.meta.url)");
     for (const d of DECLARED) {
       expect(readFileSync(join(assetDir(d.fn()), 'worker.mjs'), 'utf8'), d.label).toBe(source);
-      for (const module of ENGINE_WORKER_MODULES) {
+      for (const module of [...ENGINE_WORKER_MODULES, SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES]) {
         expect(readFileSync(join(assetDir(d.fn()), basename(module)), 'utf8'), `${d.label}: ${basename(module)}`).toBe(readFileSync(module, 'utf8'));
       }
     }
@@ -378,6 +390,7 @@ describe('stateless stack: function bundles', () => {
       expect(out.resolved.startsWith(cwd + sep), `${d.label} resolves oxigraph in its asset: ${out.resolved}`).toBe(true);
       expect(out.storeSize, d.label).toBe(0);
       expect(out.count, d.label).toBe('1');
+      expect(out.parsedForm, d.label).toBe('ask');
     }
   }, 120_000);
 });

@@ -17,6 +17,8 @@ interface Reply {
   id: number;
   ok: boolean;
   error?: string;
+  /** The engine trapped (see isTrap in worker.mjs): the thread must not serve again. */
+  fatal?: boolean;
   result?: string;
   size?: number;
   graphs?: string[];
@@ -170,7 +172,11 @@ class OxigraphStore implements SparqlStore {
     }
   }
 
-  private acquire(): Promise<Replica> {
+  /**
+   * An idle replica; waiting for one at most `timeoutMs` (then 503), so queries never queue
+   * forever behind runaway ones or a replica that is reloading.
+   */
+  private acquire(timeoutMs?: number): Promise<Replica> {
     const idle = this.replicas.find((r) => r.ready && !r.busy);
     if (idle) {
       idle.busy = true;
@@ -179,15 +185,40 @@ class OxigraphStore implements SparqlStore {
     if (this.waiting.length >= MAX_WAITING) {
       return Promise.reject(new EngineOverloadedError('The service is busy with other queries; retry in a moment.'));
     }
-    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const waiter = {
+        resolve: (r: Replica) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        reject: (e: Error) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      this.waiting.push(waiter);
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          const i = this.waiting.indexOf(waiter);
+          if (i >= 0) this.waiting.splice(i, 1);
+          reject(
+            new EngineOverloadedError(
+              `All ${this.replicaCount} query threads of this endpoint stayed busy for ${Math.round(timeoutMs / 1000)} s; retry in a moment.`,
+            ),
+          );
+        }, Math.max(timeoutMs, 1));
+      }
+    });
   }
 
   async query(request: EngineQuery): Promise<string> {
     if (this.closed) throw new EngineOverloadedError('The service is stopping; retry in a moment.');
     const started = Date.now();
-    const replica = await this.acquire();
+    const replica = await this.acquire(request.timeoutMs);
     const remaining = request.timeoutMs - (Date.now() - started);
     let timer: NodeJS.Timeout | undefined;
+    let broken = false;
     try {
       const reply = await Promise.race([
         replica.send({
@@ -203,12 +234,19 @@ class OxigraphStore implements SparqlStore {
           timer = setTimeout(() => reject(new EngineTimeoutError(`The query ran longer than ${Math.round(request.timeoutMs / 1000)} s and was stopped.`)), Math.max(remaining, 1));
         }),
       ]);
+      if (!reply.ok && reply.fatal) {
+        broken = true;
+        throw new EngineQueryError(
+          `The query is too complex for the SPARQL engine (${reply.error ?? 'it failed'}); simplify it, e.g. shorten long expressions, paths or pattern lists.`,
+        );
+      }
       if (!reply.ok) throw new EngineQueryError(reply.error ?? 'query failed');
       this.release(replica);
       return reply.result ?? '';
     } catch (e) {
-      if (e instanceof EngineTimeoutError) {
-        // Its thread is stuck in the query: end it; the exit handler starts a replacement.
+      if (e instanceof EngineTimeoutError || broken) {
+        // Its thread is stuck in the query, or its engine trapped: end it; the exit handler
+        // starts a replacement that reloads the snapshot.
         replica.ready = false;
         void replica.terminate();
       } else {
@@ -225,6 +263,7 @@ class OxigraphStore implements SparqlStore {
     const replica = await this.acquire();
     try {
       const applied = await replica.send({ type: 'update', update, baseIri });
+      if (!applied.ok && applied.fatal) throw new EngineQueryError(`The update is too complex for the SPARQL engine (${applied.error ?? 'it failed'}); simplify it.`);
       if (!applied.ok) throw new EngineQueryError(applied.error ?? 'update failed');
       const listed = await replica.send({ type: 'graphs' });
       if (!listed.ok) throw new Error(listed.error);

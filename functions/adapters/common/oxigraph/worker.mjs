@@ -113,6 +113,17 @@ parentPort.on('message', (message) => {
         parentPort.postMessage({ id: message.id, ok: false, error: `unknown message ${message.type}` });
     }
   } catch (error) {
-    parentPort.postMessage({ id: message.id, ok: false, error: String(error?.message ?? error) });
+    parentPort.postMessage({ id: message.id, ok: false, fatal: isTrap(error), error: String(error?.message ?? error) });
   }
 });
+
+/**
+ * Whether the error left the engine unusable: a WebAssembly trap ("memory access out of bounds",
+ * "unreachable" after a Rust panic) or a stack overflow inside it (deep recursion over a long
+ * expression or pattern list). oxigraph's state is then undefined (measured: every later query
+ * on the store traps too), so the pool replaces this thread rather than reuse it.
+ */
+function isTrap(error) {
+  if (error instanceof WebAssembly.RuntimeError || error instanceof RangeError) return true;
+  return /unreachable|memory access out of bounds|panicked/i.test(String(error?.message ?? ''));
+}
