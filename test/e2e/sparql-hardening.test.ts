@@ -4,6 +4,7 @@
  * (finding 9), and the unbounded parse cache. Everything through HTTP against the embedded
  * platform, except the parser pool's deadline and the caches' byte bounds, read directly.
  */
+import sparqljs from 'sparqljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analysisCacheUsage, analyzeSparql } from '../../functions/rdf/sparql-analysis.js';
 import { ByteBoundedLru } from '../../functions/rdf/sparql-lru.mjs';
@@ -230,6 +231,25 @@ describe('parsing is bounded in time and the parse caches in bytes', () => {
       const slow = `SELECT * WHERE { ?s ?p ?o FILTER(?o = 1 ${'|| ?o = 1 '.repeat(99_000)}) }`;
       await expect(pool.run({ type: 'analyze', text: slow })).rejects.toThrow(/too complex to parse in 1 s/);
       await expect(pool.run({ type: 'analyze', text: 'ASK {}' })).resolves.toEqual({ kind: 'query', form: 'ask', definesDataset: false });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("trees parsed in the worker (the external engine's rewrite) write back with sparqljs' Generator as the original does", async () => {
+    const queries = [
+      'SELECT * WHERE { ?s ?p "x"@en, 1 ; <urn:q> _:b . FILTER(?s != <urn:a>) } ORDER BY DESC(?s) LIMIT 3',
+      'SELECT (COUNT(*) AS ?n) FROM <urn:g> FROM NAMED <urn:h> WHERE { { SELECT * WHERE { ?s ?p ?o } } OPTIONAL { GRAPH ?g { ?s <urn:p>/(<urn:q>|^<urn:r>)* ?o } } VALUES ?x { 1 2 } BIND(STR(?s) AS ?y) } GROUP BY ?g HAVING (COUNT(*) > 1)',
+      'DESCRIBE * WHERE { ?s ?p ?o }',
+      'CONSTRUCT WHERE { ?s ?p ?o }',
+      'ASK { ?s ?p ?o MINUS { ?s a <urn:T> } FILTER NOT EXISTS { ?s <urn:p> "1"^^<http://www.w3.org/2001/XMLSchema#integer> } }',
+    ];
+    const pool = new SparqlParserPool({ threads: 1 });
+    try {
+      for (const text of queries) {
+        const tree = await pool.run<sparqljs.SparqlQuery>({ type: 'parse', text });
+        expect(new sparqljs.Generator().stringify(tree)).toBe(new sparqljs.Generator().stringify(new sparqljs.Parser().parse(text)));
+      }
     } finally {
       await pool.close();
     }
