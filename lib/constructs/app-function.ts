@@ -45,6 +45,13 @@ export const ENGINE_WORKER_MODULES = [join(REPO_ROOT, 'functions', 'adapters', '
 export const SPARQL_PARSE_WORKER = join(REPO_ROOT, 'functions', 'rdf', 'sparql-parse-worker.mjs');
 export const SPARQL_PARSE_WORKER_MODULES = [join(REPO_ROOT, 'functions', 'rdf', 'sparql-lru.mjs')];
 
+/**
+ * The RDF parse worker (oxigraph's JSON-LD and RDF/XML parsers run on untrusted uploads off the
+ * main thread), started as `new URL('./rdf-parse-worker.mjs', import.meta.url)` from
+ * `rdf-parse-worker-url.ts`; copied to the asset root. Imports only `oxigraph` and Node built-ins.
+ */
+export const RDF_PARSE_WORKER = join(REPO_ROOT, 'functions', 'adapters', 'common', 'oxigraph', 'rdf-parse-worker.mjs');
+
 /** Files of oxigraph's browser build: never loaded on Node (`main` is `node.js`), ~4 MB each asset. */
 const OXIGRAPH_BROWSER_FILES = ['web.js', 'web.d.ts', 'web_bg.wasm', 'web_bg.wasm.d.ts'];
 
@@ -137,7 +144,7 @@ export class AppFunction extends NodejsFunction {
           afterBundling: (inputDir: string, outputDir: string) => [
             `cp ${shellQuote(inInput(inputDir, ENGINE_WORKER))} ${shellQuote(`${outputDir}/worker.mjs`)}`,
             ...ENGINE_WORKER_MODULES.map((m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`),
-            ...[SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES].map((m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`),
+            ...[SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES, RDF_PARSE_WORKER].map((m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`),
             `cd ${shellQuote(`${outputDir}/node_modules/oxigraph`)} && rm -f ${OXIGRAPH_BROWSER_FILES.join(' ')}`,
             // The whole project lockfile `npm ci` needed: not used at run time, and it would
             // change every function's asset hash on any dependency change. (node_modules keeps

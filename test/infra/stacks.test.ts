@@ -23,6 +23,7 @@ import {
   INSTALLED_MODULES,
   SPARQL_PARSE_WORKER,
   SPARQL_PARSE_WORKER_MODULES,
+  RDF_PARSE_WORKER,
   bindBucket,
   bindTable,
   sesIdentityArns,
@@ -304,6 +305,33 @@ try {
   if (!parsed.ok) throw new Error(parsed.error);
   out.parsedForm = parsed.result.form;
   await parser.terminate();
+  // The RDF parse worker (oxigraph's JSON-LD and RDF/XML parsers), driven by its lockstep protocol.
+  const rdfParser = new Worker(new URL('./rdf-parse-worker.mjs', bundleUrl));
+  const signal = new Int32Array(new SharedArrayBuffer(4));
+  const channel = new MessageChannel();
+  const rdfQuads = [];
+  out.rdfParsed = await new Promise((resolve, reject) => {
+    rdfParser.once('error', reject);
+    const reply = (m) => {
+      channel.port1.postMessage(m);
+      Atomics.add(signal, 0, 1);
+      Atomics.notify(signal, 0);
+    };
+    let sent = false;
+    channel.port1.on('message', (m) => {
+      if (m.type === 'need') {
+        reply(sent ? { done: true } : { chunk: Buffer.from('{"@id":"urn:s","urn:p":"o"}') });
+        sent = true;
+      } else if (m.type === 'quads') {
+        rdfQuads.push(...m.quads);
+        reply({ ack: true });
+      } else if (m.type === 'end') resolve(rdfQuads.map((q) => q.subject.value + ' ' + q.object.value).join());
+      else reject(new Error(m.message));
+    });
+    rdfParser.postMessage({ type: 'parse', port: channel.port2, signal, format: 'application/ld+json', batchSize: 100 }, [channel.port2]);
+  });
+  channel.port1.close();
+  await rdfParser.terminate();
 } catch (e) {
   out.error = String(e?.stack ?? e);
 }
@@ -356,9 +384,10 @@ describe('stateless stack: function bundles', () => {
     const source = readFileSync(ENGINE_WORKER, 'utf8');
     // The engine resolves it relative to its own module, which in a bundle is index.mjs.
     expect(readFileSync(join(dirname(ENGINE_WORKER), 'oxigraph-engine.ts'), 'utf8')).toContain("new URL('./worker.mjs', import.meta.url)");
+    expect(readFileSync(join(dirname(RDF_PARSE_WORKER), 'rdf-parse-worker-url.ts'), 'utf8')).toContain("new URL('./rdf-parse-worker.mjs', import.meta.url)");
     for (const d of DECLARED) {
       expect(readFileSync(join(assetDir(d.fn()), 'worker.mjs'), 'utf8'), d.label).toBe(source);
-      for (const module of [...ENGINE_WORKER_MODULES, SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES]) {
+      for (const module of [...ENGINE_WORKER_MODULES, SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES, RDF_PARSE_WORKER]) {
         expect(readFileSync(join(assetDir(d.fn()), basename(module)), 'utf8'), `${d.label}: ${basename(module)}`).toBe(readFileSync(module, 'utf8'));
       }
     }
@@ -391,6 +420,7 @@ describe('stateless stack: function bundles', () => {
       expect(out.storeSize, d.label).toBe(0);
       expect(out.count, d.label).toBe('1');
       expect(out.parsedForm, d.label).toBe('ask');
+      expect(out.rdfParsed, d.label).toBe('urn:s o');
     }
   }, 120_000);
 });
