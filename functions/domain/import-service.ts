@@ -180,9 +180,21 @@ export class ImportService {
     return `${fileName}: cannot tell the RDF format from the file name; use one of ${extensions} (optionally followed by .gz).`;
   }
 
-  async start(caller: Caller | null, account: string, datasetName: string, jobId: string) {
+  /** Starts a job; `uploadScope`: where its resumable uploads live, none of which may be unfinished. */
+  async start(caller: Caller | null, account: string, datasetName: string, jobId: string, options: { uploadScope?: string } = {}) {
     const { job, dataset, owner } = await this.jobAcceptingFiles(caller, account, datasetName, jobId);
     const files = await this.platform.store.listJobFiles(dataset.id, jobId);
+    const unfinished = options.uploadScope ? ((await this.platform.uploads.unfinished?.(options.uploadScope)) ?? []) : [];
+    if (unfinished.length > 0) {
+      // Starting now would drop these files without a word.
+      const described = unfinished.map((u) =>
+        u.size === undefined ? `${u.fileName} (${u.offset} bytes received, length not declared yet)` : `${u.fileName} (${u.size - u.offset} of ${u.size} bytes missing)`,
+      );
+      const what = unfinished.length === 1 ? 'an unfinished upload' : `${unfinished.length} unfinished uploads`;
+      throw new ConflictError(
+        `Job "${jobId}" has ${files.length === 0 ? 'no files yet and ' : ''}${what}: ${described.join(', ')}. Finish each upload (or delete it with a tus DELETE), then start the job.`,
+      );
+    }
     if (files.length === 0) throw new ValidationError('The job has no files; add files before starting it.');
     const started: JobRecord = { ...job, status: 'pending', updatedAt: this.now() };
     await this.platform.store.updateJob(started, ['created']);

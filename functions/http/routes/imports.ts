@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConflictError, ValidationError } from '../../domain/errors.js';
+import { ValidationError } from '../../domain/errors.js';
 import { SIMPLE_UPLOAD_LIMIT } from '../../domain/import-service.js';
 import { jobView } from '../../domain/jobs.js';
 import type { OperationContext, Operations } from '../api.js';
@@ -66,18 +66,9 @@ export const importOperations: Operations = {
 
   async startJob(ctx) {
     const { services, caller, params } = ctx;
-    // Access and status first; then no file may be left half uploaded (it would be dropped).
-    const { job: pending } = await services.imports.jobAcceptingFiles(caller, params.account!, params.dataset!, params.jobId!);
-    const unfinished = (await services.platform.uploads.unfinished?.(`${jobPath(ctx, pending.jobId)}/add`)) ?? [];
-    if (unfinished.length > 0) {
-      const described = unfinished.map((u) =>
-        u.size === undefined ? `${u.fileName} (${u.offset} bytes received, length not declared yet)` : `${u.fileName} (${u.size - u.offset} of ${u.size} bytes missing)`,
-      );
-      throw new ConflictError(
-        `Job "${pending.jobId}" has ${unfinished.length === 1 ? 'an unfinished upload' : `${unfinished.length} unfinished uploads`}: ${described.join(', ')}. Finish each upload (or delete it with a tus DELETE), then start the job.`,
-      );
-    }
-    const { job, files } = await services.imports.start(caller, params.account!, params.dataset!, params.jobId!);
+    // tus uploads of the job live under this scope (see jobUpload): none may be left half done.
+    const uploadScope = `${jobPath(ctx, params.jobId!)}/add`;
+    const { job, files } = await services.imports.start(caller, params.account!, params.dataset!, params.jobId!, { uploadScope });
     return jsonResponse(200, jobView(job, files, jobUrl(ctx, job.jobId)));
   },
 
