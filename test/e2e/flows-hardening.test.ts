@@ -177,6 +177,34 @@ describe('masked values in Set description', () => {
   });
 });
 
+describe('variable substitution', () => {
+  it('fails the task clearly when a setting would grow past the limit, instead of building a huge text', async () => {
+    const id = fid('amplify');
+    await createFlow(p, 'alice', aliceSession, {
+      id,
+      name: id,
+      accessLevel: 'Private',
+      variables: [{ name: 'input', required: true }],
+      outputVariables: [{ name: 'copies' }],
+      // 1,000 references to a 100,000-character value: 100 million characters once filled in.
+      tasks: [{ id: 'copy', label: 'Copy', type: 'setVariables', settings: { values: { copies: '?input '.repeat(1_000) } } }],
+      connections: [],
+    });
+    const watch = watchEventLoop();
+    try {
+      const started = await startRun(p, `/flows/blueprints/alice/${id}/run`, alice, { body: { input: 'x'.repeat(100_000) } });
+      expect(started.status, started.text).toBe(201);
+      const run = await waitForRun(p, started.body.id, alice);
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatchObject({ taskId: 'copy' });
+      expect(run.error.message).toMatch(/more than 2,000,000 characters once its variables are filled in/);
+      expect(watch.maxBlockMs()).toBeLessThan(MAX_EVENT_LOOP_BLOCK_MS);
+    } finally {
+      watch.stop();
+    }
+  });
+});
+
 describe('the size of a flow', () => {
   it('over the task limit is a 400 with a too-many problem, and saving huge bodies stays prompt', async () => {
     const over = linearFlow(fid('big'), 201);

@@ -29,10 +29,30 @@ export function isSingleReference(text: string): boolean {
  * value becomes the empty text (an unset variable), as the spec's "an empty value unsets".
  */
 export function substituteReferences(text: string, values: Readonly<Record<string, string>>): string {
+  // A short text referring many times to a long value would otherwise build a string of
+  // gigabytes: the length is counted as the values go in, and the task fails past the limit.
+  let length = text.length;
+  const valueOf = (name: string): string => {
+    const value = values[name] ?? '';
+    length += value.length;
+    if (length > MAX_SUBSTITUTED_CHARS) {
+      throw new SubstitutionTooLongError(
+        `A setting holds more than ${MAX_SUBSTITUTED_CHARS.toLocaleString('en-US')} characters once its variables are filled in (?${name} has ${value.length.toLocaleString('en-US')}); refer to long values fewer times.`,
+      );
+    }
+    return value;
+  };
   return text
     .split(ESCAPED_QUESTION_MARK)
-    .map((part) => part.replace(REFERENCE, (_, name: string) => values[name] ?? ''))
+    .map((part) => part.replace(REFERENCE, (_, name: string) => valueOf(name)))
     .join('?');
+}
+
+/** The longest a setting may become after substitution (a start value alone may be 1 MiB). */
+export const MAX_SUBSTITUTED_CHARS = 2_000_000;
+
+export class SubstitutionTooLongError extends Error {
+  override name = 'SubstitutionTooLongError';
 }
 
 /** One task's record in the run document (`$.tasks.<id>` of the compiled state machine). */
