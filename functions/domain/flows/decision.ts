@@ -107,7 +107,8 @@ const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 export function asNumber(text: string, what: string): number {
   const trimmed = text.trim();
   if (!NUMBER.test(trimmed)) {
-    throw new DecisionError(`${what === 'the value' ? 'The value' : `?${what}`} is "${text}", which is not a number.`);
+    const shown = text.length > 100 ? `${text.slice(0, 100)}…` : text;
+    throw new DecisionError(`${what === 'the value' ? 'The value' : `?${what}`} is "${shown}", which is not a number.`);
   }
   return Number(trimmed);
 }
