@@ -927,13 +927,16 @@ class ProtocolStore implements SparqlStore {
     const started = Date.now();
     const timeoutMessage = (): string => `The query ran longer than ${Math.round(request.timeoutMs / 1000)} s and was stopped.`;
     const format = request.format.split(';')[0]!.trim().toLowerCase();
-    const { text, form } = await rewriteQuery(request, this.names);
-    const tabular = form === 'SELECT' || form === 'ASK';
-    if (tabular !== TABULAR_FORMATS.has(format)) throw new EngineQueryError(`${form} results cannot be written as ${format}.`);
+    // The slot is taken before the query is parsed (off the main thread, so it takes a turn of
+    // the event loop): a close() from then on waits for this query instead of dropping its graphs.
     await this.limiter.acquire();
-    const remaining = request.timeoutMs - (Date.now() - started);
-    const timeout = new TimeoutSignal(remaining);
+    let timeout: TimeoutSignal | undefined;
     try {
+      const { text, form } = await rewriteQuery(request, this.names);
+      const tabular = form === 'SELECT' || form === 'ASK';
+      if (tabular !== TABULAR_FORMATS.has(format)) throw new EngineQueryError(`${form} results cannot be written as ${format}.`);
+      const remaining = request.timeoutMs - (Date.now() - started);
+      timeout = new TimeoutSignal(remaining);
       if (remaining <= 0) throw new EngineTimeoutError(timeoutMessage());
       const sent = await this.endpoints.query(text, tabular ? RESULTS_JSON : N_TRIPLES, timeout, remaining);
       const state = sent.headers.get('x-sql-state') ?? '';
@@ -945,7 +948,7 @@ class ProtocolStore implements SparqlStore {
       if (maxRows) throw new EngineQueryError(`The query has more results than the SPARQL store returns at once (${maxRows} rows); use LIMIT and OFFSET.`);
       return tabular ? convertTabular(sent.text, format, this.names) : convertGraph(sent.text, format, this.names);
     } catch (e) {
-      if (timeout.timedOut) throw new EngineTimeoutError(timeoutMessage());
+      if (timeout?.timedOut) throw new EngineTimeoutError(timeoutMessage());
       if (e instanceof EngineQueryError || e instanceof EngineTimeoutError || e instanceof EngineOverloadedError) throw e;
       if (e instanceof TypeError && e.message === 'fetch failed') {
         // fetch failed: the store is unreachable.
@@ -953,7 +956,7 @@ class ProtocolStore implements SparqlStore {
       }
       throw e;
     } finally {
-      timeout.clear();
+      timeout?.clear();
       this.limiter.release();
       if (this.limiter.busy === 0) for (const wake of this.idle) wake();
     }
