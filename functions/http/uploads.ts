@@ -53,6 +53,7 @@ export async function receiveMultipart(
   }
   let total = 0;
   let tooLarge = false;
+  let storeFailure: { error: unknown } | undefined;
   const done = new Promise<void>((resolve, reject) => {
     parser.on('field', (name, value) => (fields[name] = value));
     parser.on('file', (_name, stream, info) => {
@@ -74,7 +75,17 @@ export async function receiveMultipart(
         },
       });
       stream.on('limit', refuse);
-      pending.push(blobs.put(blobKey, stream.pipe(counted)));
+      // A store that throws at once must fail this request, not escape the event listener.
+      // (The failure goes to `done`; this promise then settles quietly, never unhandled.)
+      pending.push(
+        Promise.resolve()
+          .then(() => blobs.put(blobKey, stream.pipe(counted)))
+          .catch((e: unknown) => {
+            stream.resume();
+            storeFailure ??= { error: e };
+            reject(e);
+          }),
+      );
     });
     parser.on('error', (e: Error) => reject(new ValidationError(`The multipart body cannot be read: ${e.message}`)));
     parser.on('close', () => resolve());
@@ -83,6 +94,7 @@ export async function receiveMultipart(
     Readable.from(req.stream).pipe(parser);
     await done;
     await Promise.all(pending);
+    if (storeFailure) throw storeFailure.error;
     if (tooLarge) throw new TooLargeError(tooLargeMessage);
     return { fields, files };
   } catch (e) {

@@ -25,6 +25,8 @@ let client: DynamoDBClient;
  */
 let sfn: Server;
 const sfnCalls: { action: string; input: Record<string, unknown> }[] = [];
+/** Lambda has no local stand-in either: the same server records asynchronous invocations. */
+const lambdaInvokes: { functionName: string; payload: Record<string, unknown> }[] = [];
 const ACCOUNT_ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:flow-task-worker';
 let s3rver: S3rver;
 let s3Dir: string;
@@ -59,6 +61,14 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      // Lambda's asynchronous Invoke (the import route starting the worker function): recorded.
+      const invoked = /^\/2015-03-31\/functions\/([^/]+)\/invocations/.exec(req.url ?? '');
+      if (invoked) {
+        lambdaInvokes.push({ functionName: decodeURIComponent(invoked[1]!), payload: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') });
+        res.writeHead(202);
+        res.end();
+        return;
+      }
       const action = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
       const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
       sfnCalls.push({ action, input });
@@ -74,6 +84,10 @@ beforeAll(async () => {
   await new Promise<void>((r) => sfn.listen(0, '127.0.0.1', () => r()));
   Object.assign(process.env, {
     AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${(sfn.address() as AddressInfo).port}`,
+    AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${(sfn.address() as AddressInfo).port}`,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: `http://127.0.0.1:${(sfn.address() as AddressInfo).port}`,
+    [ENV.importWorkerFunctionName]: 'import-worker',
+    [ENV.uploadsBucketName]: 'uploads',
     [ENV.flowStateMachinePrefix]: 'test-flow',
     [ENV.flowStateMachineRoleArn]: 'arn:aws:iam::123456789012:role/flows',
     [ENV.flowTaskWorkerArn]: ACCOUNT_ARN,
@@ -134,7 +148,8 @@ const context = { getRemainingTimeInMillis: () => 30_000 } as Context;
 async function invoke(family: string, e: APIGatewayProxyEventV2) {
   const module = await import(`../../functions/handlers/${family}.ts`);
   const result = (await module.handler(e, context)) as APIGatewayProxyStructuredResultV2;
-  return { ...result, json: result.body ? JSON.parse(result.body) : undefined };
+  const json = result.body && String(result.headers?.['content-type'] ?? '').startsWith('application/json') ? JSON.parse(result.body) : undefined;
+  return { ...result, json };
 }
 
 describe('Lambda handlers', () => {
@@ -277,5 +292,87 @@ describe('Lambda handlers', () => {
     const objectCreated = (key: string) => ({ version: '0', id: 'e', source: 'aws.s3', 'detail-type': 'Object Created', account: '123', time: '', region: 'eu-west-1', resources: [], detail: { bucket: { name: 'data' }, object: { key } } });
     await expect(dispatcher.handler(objectCreated(`datasets/${dataset!.id}/graphs/x.nt.gz`) as never, context)).resolves.toBeUndefined();
     await expect(dispatcher.handler(objectCreated(`datasets/${dataset!.id}/assets/missing/v1`) as never, context)).rejects.toThrow(/not recorded yet/);
+  });
+
+  describe('hostile input, as the deployed functions meet it (the parsers and the outbound guard are shared code)', () => {
+    async function operator() {
+      const { awsServices } = await import('../../functions/composition/aws.js');
+      const services = await awsServices();
+      const { account: admin } = await services.accounts.ensureAdministrator('ops', 'ops-password-123');
+      const { token } = await services.auth.issueToken(admin, { description: 'hardening', readOnly: false }, 'https://api.example.org');
+      return { services, admin, token };
+    }
+
+    /** A multipart simple upload through the imports function, then the worker function run with what it was invoked with. */
+    async function uploadAndRunWorker(token: string, dataset: string, fileName: string, content: string) {
+      const boundary = 'hardening-boundary';
+      const body = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n${content}\r\n--${boundary}--\r\n`,
+      );
+      const e = event('POST', `/datasets/ops/${dataset}/jobs`, { token, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      e.body = body.toString('base64');
+      e.isBase64Encoded = true;
+      lambdaInvokes.length = 0;
+      const created = await invoke('imports', e);
+      expect(created.statusCode, created.body).toBe(201);
+      expect(lambdaInvokes).toEqual([{ functionName: 'import-worker', payload: { kind: 'import', datasetId: expect.any(String), jobId: created.json.jobId } }]);
+      const worker = await import('../../functions/handlers/import-worker.js');
+      await worker.handler(lambdaInvokes[0]!.payload as never);
+      const job = await invoke('imports', event('GET', `/datasets/ops/${dataset}/jobs/${created.json.jobId}`, { token }));
+      expect(job.statusCode).toBe(200);
+      return job.json;
+    }
+
+    it('the dataset SPARQL function answers a deeply nested query with 400 and keeps answering', async () => {
+      const { token } = await operator();
+      await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'nested-queries', accessLevel: 'public' } }));
+      const nested = `SELECT * WHERE ${'{'.repeat(5000)} ?s ?p ?o ${'}'.repeat(5000)}`;
+      const refused = await invoke('dataset-sparql', event('GET', '/datasets/ops/nested-queries/sparql', { query: `query=${encodeURIComponent(nested)}` }));
+      expect(refused.statusCode).toBe(400);
+      expect(refused.body).toMatch(/nest/i);
+      const ask = await invoke('dataset-sparql', event('GET', '/datasets/ops/nested-queries/sparql', { query: `query=${encodeURIComponent('ASK { }')}`, headers: { accept: 'application/sparql-results+json' } }));
+      expect(ask.statusCode).toBe(200);
+      expect(JSON.parse(ask.body!).boolean).toBe(true);
+    }, 60_000);
+
+    it('a billion-laughs RDF/XML upload fails its own job in the worker function; the next upload works', async () => {
+      const { services, admin, token } = await operator();
+      await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'laughs', accessLevel: 'private' } }));
+      const entities = Array.from({ length: 10 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('\n');
+      const laughs = `<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n<!ENTITY lol0 "lol">\n${entities}\n]>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="https://ex.org/"><rdf:Description rdf:about="https://ex.org/a"><ex:p>&lol10;</ex:p></rdf:Description></rdf:RDF>\n`;
+      const failed = await uploadAndRunWorker(token, 'laughs', 'laughs.rdf', laughs);
+      expect(failed.status).toBe('error');
+      expect(failed.error.message).toMatch(/entit/i);
+      expect((await services.platform.store.getDataset(admin.uid, 'laughs'))!.statements).toBe(0);
+
+      const fine = await uploadAndRunWorker(token, 'laughs', 'fine.rdf', '<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="https://ex.org/"><rdf:Description rdf:about="https://ex.org/a"><ex:p>fine</ex:p></rdf:Description></rdf:RDF>\n');
+      expect(fine.status, JSON.stringify(fine.error)).toBe('finished');
+      expect((await services.platform.store.getDataset(admin.uid, 'laughs'))!.statements).toBe(1);
+    }, 60_000);
+
+    it('a URL import of the unspecified address is refused by the worker function (no private networks on AWS)', async () => {
+      const { token } = await operator();
+      await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'fetched', accessLevel: 'private' } }));
+      let called = 0;
+      const target = createServer((_req, res) => {
+        called++;
+        res.end('<https://ex.org/a> <https://ex.org/p> "leak" .\n');
+      });
+      await new Promise<void>((r) => target.listen(0, '::1', () => r()));
+      try {
+        const port = (target.address() as AddressInfo).port;
+        lambdaInvokes.length = 0;
+        const created = await invoke('imports', event('POST', '/datasets/ops/fetched/jobs', { token, body: { type: 'download', downloadUrls: [`http://[::]:${port}/data.nt`] } }));
+        expect(created.statusCode, created.body).toBe(201);
+        const worker = await import('../../functions/handlers/import-worker.js');
+        for (const invocation of lambdaInvokes) await worker.handler(invocation.payload as never);
+        const job = await invoke('imports', event('GET', `/datasets/ops/fetched/jobs/${created.json.jobId}`, { token }));
+        expect(job.json.status).toBe('error');
+        expect(job.json.error.message).toMatch(/Refused http:\/\/\[::\]/);
+        expect(called).toBe(0);
+      } finally {
+        await new Promise((r) => target.close(r));
+      }
+    }, 60_000);
   });
 });
