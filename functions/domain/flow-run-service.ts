@@ -373,6 +373,7 @@ export class FlowRunService implements FlowRuntimeHooks {
         log: (line) => {
           if (instance.log.length < MAX_LOG_LINES) instance.log.push(mask(line).slice(0, MAX_LOG_LINE));
         },
+        secrets,
         // File names and the description are shown to every reader of the run: masked too.
         addArtifact: (fileName, contentType, body) => this.addArtifact(instance, mask(fileName), contentType, body),
         setDescription: async (description) => {

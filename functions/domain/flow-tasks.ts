@@ -4,6 +4,7 @@
  * run's starter: every dataset they touch goes through the same access checks as an HTTP request.
  */
 import { Readable } from 'node:stream';
+import type { SecretMask } from './flows/masking.js';
 import { evaluateDecision } from './flows/decision.js';
 import { charLength, FLOW_LIMITS } from './flows/limits.js';
 import type { DecisionSettings, TaskType } from './flows/model.js';
@@ -47,6 +48,8 @@ export interface TaskContext {
   caller: Caller;
   apiUrl: string;
   log(line: string): void;
+  /** The run's secrets (masked values, platform token), for text a task cuts before returning it. */
+  secrets: SecretMask;
   addArtifact(fileName: string, contentType: string, body: string | Buffer): Promise<ArtifactRecord>;
   setDescription(description: string): Promise<void>;
 }
@@ -151,7 +154,8 @@ const RUNNERS: Partial<Record<TaskType, TaskRunner>> = {
       const cause = (e as Error & { cause?: Error }).cause?.message ?? (e as Error).message;
       throw new TaskFailure(`${method} ${url} failed: ${cause}`);
     }
-    const responseText = await boundedText(response, HTTP_MAX_BODY_CHARS);
+    // Cut after masking: a secret straddling the cut would otherwise be left half shown.
+    const responseText = ctx.secrets.text(await boundedText(response, HTTP_MAX_BODY_CHARS + ctx.secrets.longest)).slice(0, HTTP_MAX_BODY_CHARS);
     ctx.log(`Answered ${response.status} ${response.statusText} (${responseText.length} characters kept).`);
     if (response.status >= 400) throw new TaskFailure(`${method} ${url} answered ${response.status} ${response.statusText}.`);
     const variables: Record<string, string> = {};

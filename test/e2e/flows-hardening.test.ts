@@ -177,6 +177,47 @@ describe('masked values in Set description', () => {
   });
 });
 
+describe('masked values in an HTTP response body', () => {
+  let echo: Server;
+  let echoUrl: string;
+  beforeAll(async () => {
+    // Answers 9,990 characters, then whatever the X-Api-Key header held: the secret straddles
+    // the 10,000 characters a task keeps of a body.
+    echo = createServer((req, res) => res.end(`${'x'.repeat(9_990)}${String(req.headers['x-api-key'] ?? '')} and more`));
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', () => r()));
+    echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => echo.close(r));
+  });
+
+  it('a secret cut at the end of the kept body is masked, not left half shown', async () => {
+    const id = fid('echoed');
+    const secret = 'swordfish-0123456789-abcdef';
+    await createFlow(p, 'alice', aliceSession, {
+      id,
+      name: id,
+      accessLevel: 'Internal',
+      maskedValues: [{ name: 'apiKey' }],
+      outputVariables: [{ name: 'answer' }],
+      tasks: [{ id: 'call', label: 'Call', type: 'httpRequest', settings: { url: `${echoUrl}/`, headers: { 'X-Api-Key': '?apiKey' }, bodyVariable: 'answer' } }],
+      connections: [],
+    });
+    const put = await p.request('PUT', `/flows/blueprints/alice/${id}/maskedValues/apiKey`, { headers: aliceSession, body: { value: secret } });
+    expect(put.status, put.text).toBe(204);
+    const started = await startRun(p, `/flows/blueprints/alice/${id}/run`, alice);
+    const run = await waitForRun(p, started.body.id, alice);
+    expect(run.status).toBe('finished');
+    const tasks = await p.request('GET', `/flows/taskInstances?runId=${run.id}`, { token: bob });
+    expect(tasks.status, tasks.text).toBe(200);
+    const body = tasks.body[0].output.body as string;
+    expect(body).toHaveLength(10_000);
+    expect(body.slice(9_990)).toBe('**** and m');
+    // Not even the first characters of the secret (before the fix: "swordfish-").
+    expect(tasks.text).not.toContain('swordfish');
+  });
+});
+
 describe('variable substitution', () => {
   it('fails the task clearly when a setting would grow past the limit, instead of building a huge text', async () => {
     const id = fid('amplify');

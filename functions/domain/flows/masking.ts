@@ -10,6 +10,8 @@ export interface SecretMask {
   text(text: string): string;
   /** A copy of a JSON-like value with every text (and key) masked. */
   value<T>(value: T): T;
+  /** Length of the longest secret: text cut to N characters must be read to N + this, masked, then cut. */
+  readonly longest: number;
 }
 
 /**
@@ -28,5 +30,5 @@ export function secretMask(secrets: Iterable<string>): SecretMask {
     if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).flatMap(([k, item]) => (item === undefined ? [] : [[text(k), value(item)]])));
     return v;
   };
-  return { text, value: value as <T>(v: T) => T };
+  return { text, value: value as <T>(v: T) => T, longest: ordered[0]?.length ?? 0 };
 }
