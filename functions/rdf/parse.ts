@@ -15,7 +15,6 @@
 import type { Readable } from 'node:stream';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import N3 from 'n3';
-import { RDF_PARSE_WORKER_URL } from '../adapters/common/oxigraph/rdf-parse-worker-url.js';
 import type { RdfFormat } from './formats.js';
 import {
   assertBlankNodePrefix,
@@ -423,6 +422,12 @@ function parserFailure(message: ParseWorkerMessage, options: ParseRdfOptions): R
 }
 
 // ---------------------------------------------------------------------------------------------
+/**
+ * Resolved beside this module: in a Lambda bundle that is the asset's `index.mjs`, and
+ * lib/constructs/app-function.ts copies the worker there.
+ */
+const PARSE_WORKER_URL = new URL('./rdf-parse-worker.mjs', import.meta.url);
+
 // The parse worker: oxigraph runs on untrusted input in a worker thread (see rdf-parse-worker.mjs)
 
 /** The worker's JavaScript heap (quads in flight are few; WASM memory is not counted here). */
@@ -466,7 +471,7 @@ class ParseWorkerJob {
   constructor(type: 'parse' | 'diagnoseLine' | 'locate', payload: Record<string, unknown>) {
     let worker = idleParseWorkers.pop();
     while (worker && worker.threadId < 0) worker = idleParseWorkers.pop();
-    this.worker = worker ?? new Worker(RDF_PARSE_WORKER_URL, { resourceLimits: PARSE_WORKER_LIMITS });
+    this.worker = worker ?? new Worker(PARSE_WORKER_URL, { resourceLimits: PARSE_WORKER_LIMITS });
     this.worker.ref();
     this.worker.on('error', this.onError);
     this.worker.on('exit', this.onExit);
