@@ -22,6 +22,7 @@ export class LocalFlowExecutor implements FlowExecutor {
   private readonly machines = new Map<string, StateMachine>();
   private readonly running = new Map<string, Execution>();
   private readonly results = new Map<string, ExecutionResult>();
+  private closing = false;
 
   /** Wired by the composition root once the services exist (they need the executor first). */
   bind(hooks: FlowRuntimeHooks): void {
@@ -70,6 +71,9 @@ export class LocalFlowExecutor implements FlowExecutor {
 
   private async finish(runId: string, result: ExecutionResult): Promise<void> {
     this.running.delete(runId);
+    // Stopped by the platform closing, not by anyone's abort: the metadata store is going away,
+    // and the next start ends such runs as failed, saying the platform stopped.
+    if (this.closing) return;
     if (this.results.size >= 1_000) this.results.clear();
     this.results.set(runId, result);
     try {
@@ -97,6 +101,7 @@ export class LocalFlowExecutor implements FlowExecutor {
 
   /** Stops every execution (the platform is closing). */
   abortAll(): void {
+    this.closing = true;
     for (const execution of this.running.values()) execution.abort();
   }
 }
