@@ -154,8 +154,8 @@ const RUNNERS: Partial<Record<TaskType, TaskRunner>> = {
       const cause = (e as Error & { cause?: Error }).cause?.message ?? (e as Error).message;
       throw new TaskFailure(`${method} ${url} failed: ${cause}`);
     }
-    // Cut after masking: a secret straddling the cut would otherwise be left half shown.
-    const responseText = ctx.secrets.text(await boundedText(response, HTTP_MAX_BODY_CHARS + ctx.secrets.longest)).slice(0, HTTP_MAX_BODY_CHARS);
+    // Read past the cut by the longest secret, so a secret straddling it is masked whole.
+    const responseText = ctx.secrets.cut(await boundedText(response, HTTP_MAX_BODY_CHARS + ctx.secrets.longest), HTTP_MAX_BODY_CHARS);
     ctx.log(`Answered ${response.status} ${response.statusText} (${responseText.length} characters kept).`);
     if (response.status >= 400) throw new TaskFailure(`${method} ${url} answered ${response.status} ${response.statusText}.`);
     const variables: Record<string, string> = {};

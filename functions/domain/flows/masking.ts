@@ -10,8 +10,13 @@ export interface SecretMask {
   text(text: string): string;
   /** A copy of a JSON-like value with every text (and key) masked. */
   value<T>(value: T): T;
-  /** Length of the longest secret: text cut to N characters must be read to N + this, masked, then cut. */
+  /** Length of the longest secret: text to be cut to N characters is read to N + this, then `cut`. */
   readonly longest: number;
+  /**
+   * The first `max` characters of `text`, masked, with no part of a secret left showing: a secret
+   * straddling the cut is kept whole (then masked) before the masked text is cut.
+   */
+  cut(text: string, max: number): string;
 }
 
 /**
@@ -30,5 +35,22 @@ export function secretMask(secrets: Iterable<string>): SecretMask {
     if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).flatMap(([k, item]) => (item === undefined ? [] : [[text(k), value(item)]])));
     return v;
   };
-  return { text, value: value as <T>(v: T) => T, longest: ordered[0]?.length ?? 0 };
+  const cut = (t: string, max: number) => {
+    // Extend the cut to the end of every secret that starts before it and ends after it; an
+    // extension may bring another straddling secret, so repeat (at most once per secret).
+    let end = Math.min(t.length, max);
+    for (let round = 0, moved = true; moved && round <= ordered.length; round++) {
+      moved = false;
+      for (const s of ordered) {
+        for (let i = t.indexOf(s, Math.max(0, end - s.length + 1)); i >= 0 && i < end; i = t.indexOf(s, i + 1)) {
+          if (i + s.length > end) {
+            end = i + s.length;
+            moved = true;
+          }
+        }
+      }
+    }
+    return text(t.slice(0, end)).slice(0, max);
+  };
+  return { text, value: value as <T>(v: T) => T, longest: ordered[0]?.length ?? 0, cut };
 }
