@@ -237,6 +237,7 @@ export class ImportService {
   async recoverInterrupted(): Promise<void> {
     const queued: { datasetId: string; jobId: string }[] = [];
     const ownedUploads = new Set<string>();
+    let scanned = false;
     let after: string | undefined;
     for (let round = 0; round < 10_000; round++) {
       const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
@@ -254,14 +255,22 @@ export class ImportService {
             for (const f of await this.platform.store.listJobFiles(dataset.id, job.jobId)) ownedUploads.add(f.blobKey);
           }
         }
-        await this.removeUnlistedGraphBlobs(dataset.id);
+        // Cleaning is best effort: a dataset whose manifest cannot be read keeps its blobs, and
+        // the platform still starts.
+        await this.removeUnlistedGraphBlobs(dataset.id).catch((e: unknown) =>
+          console.error('removing unlisted graph blobs failed', { datasetId: dataset.id, error: (e as Error)?.message ?? String(e) }),
+        );
       }
       const last = batch.items[batch.items.length - 1];
-      if (!batch.more || !last) break;
+      if (!batch.more || !last) {
+        scanned = true;
+        break;
+      }
       after = last.cursor;
     }
     // Staged downloads (`jobs/<jobId>/`) and multipart files (`incoming/`); tus keeps its own folder.
-    for (const prefix of ['jobs/', 'incoming/']) {
+    // Only after a complete scan: otherwise a live job's files might look unowned.
+    for (const prefix of scanned ? ['jobs/', 'incoming/'] : []) {
       for await (const blob of this.platform.blobs.uploads.list(prefix)) {
         if (!ownedUploads.has(blob.key)) await this.platform.blobs.uploads.delete(blob.key).catch(() => {});
       }
