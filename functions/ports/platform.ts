@@ -74,8 +74,8 @@ export interface ResumableUploads {
       onFinish(upload: FinishedUpload): Promise<{ body?: string; headers?: Record<string, string> } | void>;
     },
   ): Promise<Response>;
-  /** Uploads created under `scope` that have not received all their bytes yet. */
-  unfinished?(scope: string): Promise<UnfinishedUpload[]>;
+  /** Uploads created under a scope ending in `scopeSuffix` that have not received all their bytes yet. */
+  unfinished?(scopeSuffix: string): Promise<UnfinishedUpload[]>;
 }
 
 export interface UnfinishedUpload {

@@ -623,13 +623,27 @@ export class XmlEntityGuard {
   constructor(private readonly limits: ParseLimits) {}
 
   push(bytes: Uint8Array): GuardProblem | null {
-    if (this.prolog === null && this.entities.size === 0) return null;
     const text = this.decoder.decode(bytes, { stream: true });
     if (this.prolog !== null) {
       this.prolog += text;
+      if (this.prolog.length > this.limits.maxPrologChars) {
+        return { detail: `the XML declaration, comments and DOCTYPE before the root element are longer than ${this.limits.maxPrologChars} characters` };
+      }
       return this.readProlog(false);
     }
-    return this.countReferences(text);
+    // XML allows a DOCTYPE only before the root element; the parser may still read one later.
+    const late = this.lateDoctype(text);
+    if (late) return late;
+    return this.entities.size === 0 ? null : this.countReferences(text);
+  }
+
+  /** The tail of the previous chunk, so a `<!DOCTYPE` split over two chunks is seen. */
+  private tail = '';
+
+  private lateDoctype(text: string): GuardProblem | null {
+    const window = this.tail + text;
+    this.tail = window.slice(-8);
+    return /<!doctype/i.test(window) ? { detail: 'a DOCTYPE after the root element started; XML allows one only before it' } : null;
   }
 
   end(): GuardProblem | null {
@@ -647,16 +661,18 @@ export class XmlEntityGuard {
       let end: number;
       if (text.startsWith('<?', pos)) end = after(text.indexOf('?>', pos + 2), 2);
       else if (text.startsWith('<!--', pos)) end = after(text.indexOf('-->', pos + 4), 3);
-      else if (text.startsWith('<!DOCTYPE', pos)) {
+      else if (text.slice(pos, pos + 9).toUpperCase() === '<!DOCTYPE') {
         end = doctypeEnd(text, pos);
         if (end >= 0) {
           const problem = this.readDoctype(text.slice(pos, end));
           if (problem) return problem;
         }
-      } else if (text.length - pos < 9 && '<!DOCTYPE'.startsWith(text.slice(pos)) && !final) end = -1;
+      } else if (text.length - pos < 9 && '<!DOCTYPE'.startsWith(text.slice(pos).toUpperCase()) && !final) end = -1;
       else {
         // The root element (or something the parser will refuse): the prolog is over.
         this.prolog = null;
+        const late = this.lateDoctype(text.slice(pos));
+        if (late) return late;
         return this.entities.size > 0 ? this.countReferences(text.slice(pos)) : null;
       }
       if (end < 0) {
@@ -683,8 +699,10 @@ export class XmlEntityGuard {
       if (m[1]) return { detail: `the DOCTYPE declares the parameter entity "%${name}"; ${advice}` };
       if (m[5]) return { detail: `the DOCTYPE declares the external entity "${name}" (${m[5]}); external entities are not read: put its text in the declaration` };
       const value = m[3] ?? m[4] ?? '';
-      const reference = /&([^#;\s][^;\s]*);|%([^;\s]+);/.exec(value);
-      if (reference && !(reference[1] && PREDEFINED_XML_ENTITIES.has(reference[1])) && !this.limits.entitiesMayReferToEntities) {
+      // Every reference in the value, not only the first (`&amp;&a;&a;` hides `&a;` behind `&amp;`).
+      for (const reference of value.matchAll(/&([^#;\s][^;\s]*);|%([^;\s]+);/g)) {
+        if (reference[1] && PREDEFINED_XML_ENTITIES.has(reference[1])) continue;
+        if (this.limits.entitiesMayReferToEntities) break;
         return { detail: `the entity "${name}" refers to the entity "${reference[1] ?? `%${reference[2]}`}"; ${advice}` };
       }
       total += value.length;

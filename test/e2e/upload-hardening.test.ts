@@ -31,6 +31,17 @@ function billionLaughs(): string {
   );
 }
 
+/** Bypass attempts on the entity check (review): a predefined entity first, a lower-case DOCTYPE, a DOCTYPE after the root. */
+function hiddenLaughs(): string {
+  let entities = '<!ENTITY lol0 "lol">';
+  for (let i = 1; i <= 9; i++) entities += `<!ENTITY lol${i} "&amp;${`&lol${i - 1};`.repeat(10)}">`;
+  return billionLaughs().replace(/<!DOCTYPE rdf:RDF \[[^\]]*\]>/, `<!DOCTYPE rdf:RDF [${entities}]>`);
+}
+const lowerCaseDoctypeLaughs = () => billionLaughs().replace('<!DOCTYPE', '<!doctype');
+const lateDoctype = () =>
+  `<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="${RDF_NS}" xmlns:ex="${EX}">\n<!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">]>` +
+  `<rdf:Description rdf:about="${EX}s"><ex:p>&a;</ex:p></rdf:Description></rdf:RDF>\n`;
+
 /** 1,000 nested node objects (about 54 KB): oxigraph's WASM stack overflows on it. */
 function deepJsonLd(depth = 1000): string {
   let doc = `{"@id":"${EX}leaf","${EX}name":"leaf"}`;
@@ -148,6 +159,22 @@ describe('a parser-killing file fails its own job; the process stays up and the 
     { name: 'laughs.rdf', body: () => billionLaughs(), message: MESSAGES.laughs, valid: { name: 'valid.rdf', content: VALID.rdfxml } },
     { name: 'deep.jsonld', body: () => deepJsonLd(), message: MESSAGES.deepJsonLd, valid: { name: 'valid.jsonld', content: VALID.jsonld } },
   ];
+  const bypasses = [
+    { name: 'hidden-laughs.rdf', body: hiddenLaughs, message: /hidden-laughs\.rdf: refused RDF\/XML: the entity "lol1" refers to the entity "lol0"/ },
+    { name: 'lower-laughs.rdf', body: lowerCaseDoctypeLaughs, message: /lower-laughs\.rdf: refused RDF\/XML: the entity "lol1" refers to the entity "lol0"/ },
+    { name: 'late-doctype.rdf', body: lateDoctype, message: /late-doctype\.rdf: refused RDF\/XML: a DOCTYPE after the root element/ },
+  ];
+  for (const c of bypasses) {
+    it(`${c.name} (a way around the entity check) is refused by simple upload`, async () => {
+      const dataset = `bypass-${c.name.replace('.', '-')}`;
+      const before = await datasetWithData(dataset);
+      const job = await importFiles(p, alice, `alice/${dataset}`, [{ name: c.name, content: c.body() }]);
+      expect(job.status).toBe('error');
+      expect(job.error.message).toMatch(c.message);
+      await expectPlatformUp();
+      expect(await graphsOf(p, alice, `alice/${dataset}`)).toEqual(before);
+    });
+  }
 
   for (const c of cases) {
     it(`${c.name} by simple upload`, async () => {
@@ -314,6 +341,9 @@ describe('tus', () => {
     const refused = await p.request('POST', `/datasets/alice/tus-unfinished/jobs/${jobId}/start`, { token: alice });
     expect(refused.status).toBe(409);
     expect(refused.body.message).toContain(`part.nt (${content.length - half} of ${content.length} bytes missing)`);
+    // The same job through the path typed in another case: still refused.
+    const otherCase = await p.request('POST', `/datasets/ALICE/Tus-Unfinished/jobs/${jobId}/start`, { token: alice });
+    expect(otherCase.status, otherCase.text).toBe(409);
     expect((await p.request('GET', `/datasets/alice/tus-unfinished/jobs/${jobId}`, { token: alice })).body.status).toBe('created');
 
     const rest = await fetch(location, {

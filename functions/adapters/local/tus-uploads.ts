@@ -66,7 +66,7 @@ export class TusUploads implements ResumableUploads {
     });
   }
 
-  async unfinished(scope: string): Promise<UnfinishedUpload[]> {
+  async unfinished(scopeSuffix: string): Promise<UnfinishedUpload[]> {
     let names: string[];
     try {
       names = await readdir(this.uploadsDir);
@@ -78,7 +78,7 @@ export class TusUploads implements ResumableUploads {
       const id = /^([0-9a-f]{32})\.json$/.exec(name)?.[1];
       // A file already taken by its job (or deleted) is gone: not unfinished.
       const upload = id ? await this.store.getUpload(id).catch(() => null) : null;
-      if (!upload || upload.metadata?.scope !== scope) continue;
+      if (!upload || !upload.metadata?.scope?.endsWith(scopeSuffix)) continue;
       if (upload.size !== undefined && upload.offset >= upload.size) continue;
       const raw = upload.metadata?.filename ?? upload.metadata?.name ?? upload.id;
       result.push({ fileName: raw.split(/[\\/]/).pop() || upload.id, offset: upload.offset, size: upload.size });

@@ -21,11 +21,6 @@ const JobBody = z.object({
 
 const jobPath = (ctx: OperationContext, jobId: string) => `/datasets/${ctx.params.account}/${ctx.params.dataset}/jobs/${jobId}`;
 const jobUrl = (ctx: OperationContext, jobId: string) => `${ctx.apiUrl}${jobPath(ctx, jobId)}`;
-/**
- * Where a job's tus uploads live: by job id (unique), not by the path as typed, whose account and
- * dataset names may differ in case or change by a rename.
- */
-const jobUploadScope = (jobId: string) => `import-job/${jobId}`;
 
 const TOO_LARGE =
   'The simple upload route takes bodies under 5 MB. For larger files create a job (POST /datasets/{account}/{dataset}/jobs), ' +
@@ -72,7 +67,10 @@ export const importOperations: Operations = {
   async startJob(ctx) {
     const { services, caller, params } = ctx;
     // tus uploads of the job live under this scope (see jobUpload): none may be left half done.
-    const { job, files } = await services.imports.start(caller, params.account!, params.dataset!, params.jobId!, { uploadScope: jobUploadScope(params.jobId!) });
+    // By the job's own part of the path: the account and dataset names may have been typed in
+    // another case, or renamed, since the uploads were made (job ids are unique).
+    const uploadScope = `/jobs/${params.jobId!}/add`;
+    const { job, files } = await services.imports.start(caller, params.account!, params.dataset!, params.jobId!, { uploadScope });
     return jsonResponse(200, jobView(job, files, jobUrl(ctx, job.jobId)));
   },
 
@@ -94,7 +92,7 @@ async function jobUpload(ctx: OperationContext) {
   const { services, caller, params } = ctx;
   const { job } = await services.imports.jobAcceptingFiles(caller, params.account!, params.dataset!, params.jobId!);
   const response = await services.platform.uploads.handle(toWebRequest(ctx.req, ctx.apiUrl), {
-    scope: jobUploadScope(job.jobId),
+    scope: `${jobPath(ctx, job.jobId)}/add`,
     baseUrl: ctx.apiUrl,
     onFinish: async (upload) => {
       await services.imports.addFile(job, upload);
