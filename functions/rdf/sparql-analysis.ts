@@ -4,7 +4,7 @@ import { EngineOverloadedError } from '../ports/platform.js';
 import type { QueryForm } from './sparql-formats.js';
 import { ByteBoundedLru } from './sparql-lru.mjs';
 import { ParseBusyError, ParseRejectedError, ParseTooComplexError, sparqlParser } from './sparql-parser-pool.js';
-import { sparqlLimitProblem } from './sparql-prescan.js';
+import { sparqlLimitProblem, withoutLiterals } from './sparql-prescan.js';
 
 export class SparqlSyntaxError extends Error {
   override name = 'SparqlSyntaxError';
@@ -19,10 +19,8 @@ const UPDATE_KEYWORDS = /^(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WI
  * the form when sparqljs rejects a request the engine accepts (e.g. \u escapes inside IRIs).
  */
 function formByKeyword(text: string): Analysis | null {
-  const stripped = text
-    .replace(/<[^<>\s]*>/g, ' ')
-    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, ' ')
-    .replace(/#[^\n]*/g, ' ');
+  // Linear: a regular expression for strings is quadratic on `"\"\"\"…` without a closing quote.
+  const stripped = withoutLiterals(text);
   for (const word of stripped.match(/[A-Za-z]+/g) ?? []) {
     if (/^(PREFIX|BASE)$/i.test(word)) continue;
     if (/^(SELECT|ASK|CONSTRUCT|DESCRIBE)$/i.test(word)) {

@@ -28,7 +28,7 @@ const BACKSLASH = 0x5c;
 const LF = 0x0a;
 const CR = 0x0d;
 /** Characters that end an IRI reference without closing it (then `<` was a less-than). */
-const NOT_IN_IRI = new Set(['<', '"', '{', '}', '|', '^', '`'].map((c) => c.charCodeAt(0)));
+const NOT_IN_IRI = new Set(['<', '"', '{', '}', '|', '^', '`', '\\'].map((c) => c.charCodeAt(0)));
 
 /** Index just past the comment starting at `i` (to the end of its line). */
 function commentEnd(text: string, i: number): number {
@@ -104,9 +104,37 @@ export function sparqlLimitProblem(text: string, what = 'SPARQL request'): strin
       i = iriEnd(text, i);
     } else if (c === DQUOTE || c === SQUOTE) {
       i = stringEnd(text, i);
+    } else if (c === BACKSLASH) {
+      // An escape in a local name (`ex:a\#`, `ex:a\'`): the next character is a name character.
+      i += 2;
     } else {
       i++;
     }
   }
   return null;
+}
+
+/**
+ * The text with its strings, IRI references and comments blanked out, in one linear pass (the
+ * same skipping as the limits above): what is left are keywords, names and punctuation.
+ */
+export function withoutLiterals(text: string): string {
+  const kept: string[] = [];
+  let from = 0;
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    let end = -1;
+    if (c === HASH) end = commentEnd(text, i);
+    else if (c === LT) end = iriEnd(text, i) > i + 1 ? iriEnd(text, i) : -1;
+    else if (c === DQUOTE || c === SQUOTE) end = stringEnd(text, i);
+    if (end < 0) {
+      i += c === BACKSLASH ? 2 : 1;
+      continue;
+    }
+    kept.push(text.slice(from, i), ' ');
+    from = i = end;
+  }
+  kept.push(text.slice(from));
+  return kept.join('');
 }

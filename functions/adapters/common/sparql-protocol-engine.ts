@@ -622,6 +622,8 @@ async function rewriteQuery(request: EngineQuery, names: SnapshotNames): Promise
     const decoded = decodeIriEscapes(request.query);
     try {
       if (decoded === request.query) throw e;
+      // Decoding may turn escaped characters into real brackets: the limits apply to it too.
+      assertSparqlLimits(decoded, 'query');
       parsed = await parse(decoded, request.baseIri);
     } catch (again) {
       if (!(again instanceof ParseRejectedError)) throw parseFailure(again, 'The query does not parse');
