@@ -309,11 +309,14 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const handlers = Object.fromEntries(
       (Object.keys(FAMILIES) as Family[]).map((f) => [f, HANDLER_MODULES[f].mount(services)]),
     ) as Record<Family, FamilyHandler>;
-    server = createNodeServer(handlers);
+    // Every request's API URL is the one pinned below once the port is known (never the Host header).
+    const serverOptions: { origin?: string } = {};
+    server = createNodeServer(handlers, serverOptions);
     const port = await listen(server, options.port ?? 8080, host);
     // Pinned here, never from a request's Host header; a wildcard address is reached on loopback.
     const reachableHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
     const url = settings.publicApiUrl ?? `http://${reachableHost.includes(':') ? `[${reachableHost}]` : reachableHost}:${port}`;
+    serverOptions.origin = url;
     const admin = await bootstrapAdministrator(
       services,
       options.dataDir,

@@ -81,6 +81,8 @@ export async function receiveMultipart(
         Promise.resolve()
           .then(() => blobs.put(blobKey, stream.pipe(counted)))
           .catch((e: unknown) => {
+            // Drain the rest of this file so busboy reaches the next part (and 'close').
+            stream.unpipe(counted);
             stream.resume();
             storeFailure ??= { error: e };
             reject(e);

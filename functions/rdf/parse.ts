@@ -512,7 +512,15 @@ class ParseWorkerJob {
     this.worker.off('exit', this.onExit);
     if (reusable && !this.failed && idleParseWorkers.length < MAX_IDLE_PARSE_WORKERS) {
       this.worker.unref();
-      idleParseWorkers.push(this.worker);
+      // An idle worker that errors (or exits) leaves the pool; without a listener the error
+      // would be thrown in the main thread.
+      const worker = this.worker;
+      const drop = () => {
+        const i = idleParseWorkers.indexOf(worker);
+        if (i >= 0) idleParseWorkers.splice(i, 1);
+      };
+      worker.once('error', drop).once('exit', drop);
+      idleParseWorkers.push(worker);
     } else {
       // Swallow a late 'error' of a worker being thrown away.
       this.worker.on('error', () => undefined);

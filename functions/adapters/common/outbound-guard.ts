@@ -203,7 +203,12 @@ function guardedConnector(policy: OutboundPolicy): buildConnector.connector {
       connect(options, (error, socket) => {
         if (error instanceof OutboundRefusedError && error.reason) return refuse(error.reason);
         if (error || !socket) return callback(error ?? new Error('no connection'), null);
-        const peer = (socket as Socket).remoteAddress ?? '';
+        const peer = (socket as Socket).remoteAddress;
+        if (!peer) {
+          // Fail closed: a connection whose peer cannot be told is not one the policy allowed.
+          socket.destroy();
+          return refuse('the address connected to cannot be determined');
+        }
         const peerPort = (socket as Socket).remotePort ?? port;
         void refusalOfHost(peer, peerPort, policy, false).then(
           (after) => {
@@ -215,9 +220,15 @@ function guardedConnector(policy: OutboundPolicy): buildConnector.connector {
             socket.destroy();
             callback(e, null);
           },
-        );
+        ).catch((e: unknown) => {
+          socket.destroy();
+          callback(e as Error, null);
+        });
       });
-    }, (e: Error) => callback(e, null));
+    }, (e: Error) => callback(e, null)).catch((e: unknown) => {
+      // A throw inside the handlers above fails this connection, never an unhandled rejection.
+      callback(e as Error, null);
+    });
   };
 }
 
