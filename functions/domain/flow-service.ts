@@ -2,6 +2,7 @@
  * Flow blueprints: who sees them, who edits them, and their versions, presets and masked values.
  * Flows are created and changed only from a console session; API tokens read them and run them.
  */
+import { analyzeSparqlAhead } from '../rdf/sparql-analysis.js';
 import type { AccessService } from './access-service.js';
 import type { AccountRecord } from './accounts.js';
 import type { Caller } from './caller.js';
@@ -155,6 +156,7 @@ export class FlowService {
 
   /** Validates on save: the definition's own rules plus the instance's switches. */
   private async checked(input: unknown): Promise<FlowDefinition> {
+    await analyzeSparqlAhead(inlineSparqlTexts(input), FLOW_LIMITS.inlineSparql);
     const result = validateFlow(input);
     const problems: FlowProblem[] = result.ok ? [] : [...result.problems];
     const tasks = result.ok ? result.flow.tasks : [];
@@ -170,6 +172,18 @@ export class FlowService {
           });
         }
       });
+    }
+    if (result.ok) {
+      // A version is stored as one item (DynamoDB holds at most 400 KB) and compiles to one state
+      // machine: refuse a larger definition here rather than fail in storage.
+      const bytes = new TextEncoder().encode(JSON.stringify(result.flow)).length;
+      if (bytes > FLOW_LIMITS.definitionBytes) {
+        problems.push({
+          code: 'too-long',
+          path: '',
+          message: `The flow definition is ${bytes} bytes; at most ${FLOW_LIMITS.definitionBytes} are stored. Move long queries into saved queries and refer to them.`,
+        });
+      }
     }
     if (problems.length > 0) throw new FlowValidationError(problems);
     return (result as { ok: true; flow: FlowDefinition }).flow;
@@ -404,4 +418,22 @@ export class FlowService {
     const record: MaskedValuesRecord = { blueprintUid: found.flow.uid, values, updatedAt: this.platform.clock.now().toISOString() };
     await this.platform.flows.putMaskedValues(record);
   }
+}
+
+/**
+ * The inline SPARQL texts of a submitted definition (`settings.query.text`, `settings.update.text`),
+ * read without trusting its shape; bounded by the task limit the validator enforces.
+ */
+function inlineSparqlTexts(input: unknown): string[] {
+  const tasks = (input as { tasks?: unknown } | null)?.tasks;
+  if (!Array.isArray(tasks) || tasks.length > FLOW_LIMITS.tasks) return [];
+  const texts: string[] = [];
+  for (const task of tasks) {
+    const settings = (task as { settings?: Record<string, unknown> } | null)?.settings;
+    for (const field of ['query', 'update']) {
+      const text = (settings?.[field] as { text?: unknown } | undefined)?.text;
+      if (typeof text === 'string') texts.push(text);
+    }
+  }
+  return texts;
 }

@@ -90,6 +90,8 @@ export function analyzeShortSparqlNow(text: string, maxChars: number): Analysis 
   const key = `\u0000${text}`;
   const cached = analyses.get(key);
   if (cached) return cached;
+  const failed = failedAhead.get(key);
+  if (failed !== undefined) throw new SparqlSyntaxError(failed);
   assertSparqlLimits(text, 'SPARQL text');
   let parsed: sparqljs.SparqlQuery;
   try {
@@ -106,4 +108,25 @@ export function analyzeShortSparqlNow(text: string, maxChars: number): Analysis 
       : { kind: 'query', form: parsed.queryType.toLowerCase() as QueryForm, definesDataset: (from?.default?.length ?? 0) + (from?.named?.length ?? 0) > 0 };
   analyses.set(key, analysis);
   return analysis;
+}
+
+/** Why texts analysed ahead failed, so the synchronous path does not parse them again. */
+const failedAhead = new ByteBoundedLru<string>(4 * 1024 * 1024, (message, key) => 2 * (key.length + message.length) + 64);
+
+/**
+ * Analyses texts off the main thread, one after the other, ahead of a synchronous validation that
+ * will ask analyzeShortSparqlNow about them: a flow of 200 tasks would otherwise parse up to 200
+ * inline queries on the event loop. Texts longer than `maxChars` are left to the validation's
+ * own length check; a busy pool leaves the work to the synchronous path.
+ */
+export async function analyzeSparqlAhead(texts: Iterable<string>, maxChars: number): Promise<void> {
+  for (const text of new Set(texts)) {
+    if (text.trim() === '' || text.length > 2 * maxChars) continue;
+    try {
+      await analyzeSparql(text);
+    } catch (e) {
+      if (e instanceof SparqlSyntaxError) failedAhead.set(`\u0000${text}`, e.message);
+      else if (!(e instanceof EngineOverloadedError)) throw e;
+    }
+  }
 }

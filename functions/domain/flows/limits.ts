@@ -22,6 +22,11 @@ export const FLOW_LIMITS = {
    */
   tasks: 200,
   connections: 1_000,
+  /**
+   * Not in the spec: the largest definition (as JSON, in bytes). A version is one stored item
+   * (DynamoDB: 400 KB with the record's other fields) and compiles to one state machine.
+   */
+  definitionBytes: 300_000,
   /** Not in the spec: the longest regular expression of a Decision `matches` condition. */
   decisionPattern: 1_000,
   /**
