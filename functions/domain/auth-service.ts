@@ -10,11 +10,17 @@ export const CSRF_COOKIE = 'ldp_csrf';
 export const CSRF_HEADER = 'x-csrf-token';
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 
-/** Sign-in throttling: attempts counted per account name and per client address in a window. */
+/**
+ * Sign-in throttling, counted in a window: per account name from one client address (and per
+ * signed-in user re-entering a password), per client address across names, and per account name
+ * from all addresses together. The last is ten times the first, so that nobody locks an account
+ * out from one address: that takes many.
+ */
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
 export const MAX_LOGIN_ATTEMPTS_PER_ACCOUNT = 10;
 /** Higher: several people may sign in from one address (an office behind one NAT). */
 export const MAX_LOGIN_ATTEMPTS_PER_ADDRESS = 50;
+export const MAX_LOGIN_ATTEMPTS_PER_ACCOUNT_ALL_ADDRESSES = 100;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const BEARER = /^Bearer\s+([\x21-\x7E]+)\s*$/i;
@@ -112,12 +118,23 @@ export class AuthService {
    * checked, so concurrent guesses are counted too; past the limit every attempt (even with the
    * right password, even for names that do not exist) is a 429 until the window ends.
    */
-  private async throttleLogin(accountName: string, clientAddress: string | undefined) {
+  private async throttleLogin(accountName: string, from: { clientAddress?: string } | 'confirmation') {
     const now = this.platform.clock.now();
     const windowStartsAfter = new Date(now.getTime() - LOGIN_WINDOW_SECONDS * 1000).toISOString();
     const expiresAt = Math.floor(now.getTime() / 1000) + LOGIN_WINDOW_SECONDS;
-    const counters = [{ key: `account:${nameKey(accountName)}`, max: MAX_LOGIN_ATTEMPTS_PER_ACCOUNT }];
-    if (clientAddress) counters.push({ key: `address:${clientAddress.slice(0, 64)}`, max: MAX_LOGIN_ATTEMPTS_PER_ADDRESS });
+    const name = nameKey(accountName);
+    const address = from === 'confirmation' ? undefined : from.clientAddress?.slice(0, 64);
+    // The first counter is the one a success clears; the address counter gets its attempt back.
+    const counters =
+      from === 'confirmation'
+        ? [{ key: `confirm:${name}`, max: MAX_LOGIN_ATTEMPTS_PER_ACCOUNT }]
+        : address
+          ? [
+              { key: `account:${name}@${address}`, max: MAX_LOGIN_ATTEMPTS_PER_ACCOUNT },
+              { key: `address:${address}`, max: MAX_LOGIN_ATTEMPTS_PER_ADDRESS },
+              { key: `account:${name}`, max: MAX_LOGIN_ATTEMPTS_PER_ACCOUNT_ALL_ADDRESSES },
+            ]
+          : [{ key: `account:${name}`, max: MAX_LOGIN_ATTEMPTS_PER_ACCOUNT }];
     let retryAfterSeconds = 0;
     for (const { key, max } of counters) {
       const counted = await this.platform.store.countLoginAttempt(key, now.toISOString(), windowStartsAfter, expiresAt);
@@ -133,7 +150,7 @@ export class AuthService {
       /** A successful sign-in forgets the account's failures and gives the address its attempt back. */
       succeeded: async () => {
         await this.platform.store.clearLoginAttempts(counters[0]!.key);
-        if (counters[1]) await this.platform.store.releaseLoginAttempt(counters[1].key, windowStartsAfter);
+        if (address) await this.platform.store.releaseLoginAttempt(`address:${address}`, windowStartsAfter);
       },
     };
   }
@@ -144,7 +161,7 @@ export class AuthService {
     password: string,
     clientAddress?: string,
   ): Promise<{ account: AccountRecord; sessionId: string; csrfToken: string; expiresAt: number }> {
-    const attempt = await this.throttleLogin(accountName, clientAddress);
+    const attempt = await this.throttleLogin(accountName, { clientAddress });
     const account = await this.platform.store.getAccountByName(accountName);
     const wrong = () => new UnauthenticatedError('Wrong account name or password.');
     if (!account || account.type !== 'user' || !account.passwordHash) {
@@ -179,7 +196,7 @@ export class AuthService {
    * so a stolen session cannot guess it without limit. False when it is wrong.
    */
   async confirmPassword(account: AccountRecord, password: string): Promise<boolean> {
-    const attempt = await this.throttleLogin(account.accountName, undefined);
+    const attempt = await this.throttleLogin(account.accountName, 'confirmation');
     if (!account.passwordHash || !(await this.platform.passwords.verify(password, account.passwordHash))) return false;
     await attempt.succeeded();
     return true;

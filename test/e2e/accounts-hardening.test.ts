@@ -276,6 +276,30 @@ describe('sign-in throttling', () => {
     expect((await login('rita', 'rita-password-123')).status).toBe(200);
   });
 
+  it('does not let guesses from one address lock the account out for its owner elsewhere', async () => {
+    nowMs += LOGIN_WINDOW_SECONDS * 1000 + 1;
+    // Another loopback address stands for the attacker's machine.
+    const fromAttacker = (password: string) =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify({ accountName: 'sam', password });
+        const url = new URL('/login', q.url);
+        const req = httpRequest(
+          { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress: '127.0.0.2', timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('timeout', () => req.destroy(new Error('timed out')));
+        req.on('error', reject);
+        req.end(body);
+      });
+    for (let i = 0; i < MAX_LOGIN_ATTEMPTS_PER_ACCOUNT; i++) expect(await fromAttacker(`guess-${i}`)).toBe(401);
+    expect(await fromAttacker('sam-password-1234')).toBe(429);
+    // Sam, from their own address, signs in.
+    expect((await login('sam', 'sam-password-1234')).status).toBe(200);
+  });
+
   it('gives unknown accounts the same answers, and limits one client address across names', async () => {
     for (let i = 0; i < MAX_LOGIN_ATTEMPTS_PER_ACCOUNT; i++) await login('no-such-user', `guess-${i}`);
     const unknown = await login('no-such-user', 'guess');
