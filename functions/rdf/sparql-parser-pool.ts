@@ -1,9 +1,9 @@
 /**
  * sparqljs runs in a small pool of worker threads (sparql-parse-worker.mjs), never on the main
  * thread: even within the pre-scan's limits a 1 MB text takes seconds to parse (see
- * sparql-prescan.ts). Each job has a deadline from the moment it is submitted; a job still
- * waiting at its deadline answers "busy", one still parsing has its thread terminated (sparqljs
- * cannot be interrupted) and replaced, and answers "too complex".
+ * sparql-prescan.ts). Each job has a deadline for waiting for a thread and another, as long, for
+ * its parse: a job still waiting at its deadline answers "busy"; one still parsing has its thread
+ * terminated (sparqljs cannot be interrupted) and replaced, and answers "too complex".
  */
 import { Worker } from 'node:worker_threads';
 
@@ -146,6 +146,10 @@ export class SparqlParserPool {
       const pending = this.waiting.shift()!;
       pending.thread = thread;
       thread.current = pending;
+      // The parse gets the whole deadline of its own: time spent waiting for a thread is not
+      // held against the text (a valid query must not be killed as "too complex" under load).
+      clearTimeout(pending.timer);
+      pending.timer = setTimeout(() => this.expire(pending), this.deadlineMs);
       // Keep the process alive while a parse is under way; idle threads do not.
       thread.worker.ref();
       thread.worker.postMessage(pending.job);

@@ -12,6 +12,8 @@ import {
 
 const WORKER_URL = new URL('./worker.mjs', import.meta.url);
 const MAX_WAITING = 256;
+/** A query that got a replica with less time than this left is refused as busy, not started. */
+const MIN_QUERY_TIME_MS = 250;
 
 interface Reply {
   id: number;
@@ -217,6 +219,12 @@ class OxigraphStore implements SparqlStore {
     const started = Date.now();
     const replica = await this.acquire(request.timeoutMs);
     const remaining = request.timeoutMs - (Date.now() - started);
+    if (remaining < MIN_QUERY_TIME_MS) {
+      // The wait used up the time: answer busy rather than give the query a moment and then
+      // terminate a healthy replica (whose reload would make the queue longer still).
+      this.release(replica);
+      throw new EngineOverloadedError('The service is busy with other queries; retry in a moment.');
+    }
     let timer: NodeJS.Timeout | undefined;
     let broken = false;
     try {
