@@ -837,18 +837,7 @@ export class XmlEndCheck {
       if (text.startsWith('<!--', lt)) return after(text.indexOf('-->', lt + 4), 3);
       if (text.startsWith('<![CDATA[', lt)) return after(text.indexOf(']]>', lt + 9), 3);
       // DOCTYPE (possibly with an internal subset in [...])
-      let depth = 0;
-      for (let i = lt + 2; i < text.length; i++) {
-        const c = text.charCodeAt(i);
-        if (c === 34 || c === 39) {
-          const close = text.indexOf(text[i]!, i + 1);
-          if (close < 0) return -1;
-          i = close;
-        } else if (c === 91) depth++;
-        else if (c === 93) depth--;
-        else if (c === 62 && depth <= 0) return i + 1;
-      }
-      return -1;
+      return doctypeEnd(text, lt);
     }
     if (next === 63 /* ? */) return after(text.indexOf('?>', lt + 2), 2);
     if (next === 47 /* / */) {
