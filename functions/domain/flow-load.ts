@@ -11,7 +11,7 @@ import { ntIriValue, sanitizeBlankLabel } from '../rdf/nt.js';
 import { parseRdf } from '../rdf/parse.js';
 import { tabularToNt } from '../rdf/tabular.js';
 import { xmlToNt } from '../rdf/xml-to-rdf.js';
-import { gunzipChecked } from './gunzip.js';
+import { gunzipChecked, startsLikeGzip } from './gunzip.js';
 
 /** What a loaded file is read as. */
 export type LoadFormat = { kind: 'rdf'; format: RdfFormat } | { kind: 'csv' } | { kind: 'tsv' } | { kind: 'xml' };
@@ -38,7 +38,6 @@ export function formatOfSetting(setting: string | undefined): LoadFormat | null 
   return { kind: 'rdf', format: formatByName(rdf) };
 }
 
-const GZIP_MAGIC = [0x1f, 0x8b] as const;
 /** Bytes looked at to tell RDF/XML from other XML. */
 const SNIFF_BYTES = 64 * 1024;
 
@@ -48,7 +47,7 @@ const SNIFF_BYTES = 64 * 1024;
  */
 export async function openDownload(body: Readable, fileName: string): Promise<{ head: Buffer; body: AsyncIterable<Buffer> }> {
   const raw = await peek(body, 2);
-  const gzipped = /\.gz$/i.test(fileName) || (raw.head[0] === GZIP_MAGIC[0] && raw.head[1] === GZIP_MAGIC[1]);
+  const gzipped = /\.gz$/i.test(fileName) || startsLikeGzip(raw.head);
   if (!gzipped) return peek(Readable.from(raw.body), SNIFF_BYTES);
   return peek(Readable.from(gunzipChecked(raw.body, fileName)), SNIFF_BYTES);
 }

@@ -25,6 +25,9 @@ export const DEFAULT_GUNZIP_LIMITS: GunzipLimits = {
   ratioAfterBytes: 16 * 1024 * 1024,
 };
 
+/** Whether a file's first bytes are gzip's magic number (for files whose name does not say so). */
+export const startsLikeGzip = (head: Uint8Array | undefined): boolean => head !== undefined && head[0] === 0x1f && head[1] === 0x8b;
+
 const GIB = 1024 * 1024 * 1024;
 const describeBytes = (bytes: number) => (bytes >= GIB ? `${bytes / GIB} GiB` : `${Math.round(bytes / (1024 * 1024))} MiB`);
 

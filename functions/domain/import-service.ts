@@ -9,7 +9,7 @@ import type { AccountRecord } from './accounts.js';
 import type { Caller } from './caller.js';
 import type { DatasetRecord } from './datasets.js';
 import { ConflictError, NotFoundError, ValidationError } from './errors.js';
-import { gunzipChecked } from './gunzip.js';
+import { gunzipChecked, startsLikeGzip } from './gunzip.js';
 import { graphBlobKey, type GraphCatalog } from './graph-catalog.js';
 import { GraphBlobWriter } from './graph-writer.js';
 import { freeGraphName, type GraphEntry, type GraphManifest } from './graphs.js';
@@ -33,7 +33,6 @@ export interface JobOptions {
   downloadUrls?: string[];
 }
 
-const GZIP_MAGIC = [0x1f, 0x8b];
 
 
 /** Peeks at the first bytes to decompress gzip even when the name does not say so. */
@@ -45,7 +44,7 @@ async function maybeGunzip(stream: Readable, named: boolean, fileName: string): 
     if (head) yield head;
     for (let r = await iterator.next(); !r.done; r = await iterator.next()) yield r.value;
   }
-  const gzipped = named || (head !== undefined && head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1]);
+  const gzipped = named || startsLikeGzip(head);
   return gzipped ? gunzipChecked(rest(), fileName) : Readable.from(rest(), { objectMode: false });
 }
 
