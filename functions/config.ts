@@ -1,5 +1,5 @@
 import { ENV } from './env-names.js';
-import type { PlatformSettings } from './domain/platform.js';
+import type { PlatformSettings } from './domain/shared/platform.js';
 import { PLATFORM_VERSION } from './version.js';
 
 /** Reads instance settings from the environment, in one place, failing fast on bad values. */

@@ -18,12 +18,12 @@
  *   state `<id>.end`, which ends the whole run with Error `Flow.<status>` and the record as Cause.
  *   A Stop run task records `{ status: "aborted" }` and ends the run the same way (`Flow.aborted`).
  */
-import { setsVariables } from '../functions/domain/flows/catalogue.js';
-import { TASK_CATALOGUE } from '../functions/domain/flows/catalogue.js';
-import { buildGraph, descendants, topologicalOrder, weakComponents, type TaskGraph } from '../functions/domain/flows/graph.js';
-import type { FlowDefinition, FlowTask } from '../functions/domain/flows/model.js';
-import type { RunStatus } from '../functions/domain/flows/run-status.js';
-import { parseFlow } from '../functions/domain/flows/validate.js';
+import { setsVariables } from '../functions/domain/flows/tasks/catalogue.js';
+import { TASK_CATALOGUE } from '../functions/domain/flows/tasks/catalogue.js';
+import { buildGraph, descendants, topologicalOrder, weakComponents, type TaskGraph } from '../functions/domain/flows/blueprints/graph.js';
+import type { FlowDefinition, FlowTask } from '../functions/domain/flows/blueprints/model.js';
+import type { RunStatus } from '../functions/domain/flows/runs/run-status.js';
+import { parseFlow } from '../functions/domain/flows/blueprints/validate.js';
 import type { AslDefinition, AslState, Catcher, ChoiceRule, JsonValue, TaskState } from './asl.js';
 
 /** The Resource of every Task state; CDK fills it in through `definitionSubstitutions`. */

@@ -5,8 +5,8 @@
  * aws-local-stepfunctions 3.0.0 on Node 20 needs a `Promise.withResolvers` polyfill loaded first,
  * and it supports neither JSONata nor `.waitForTaskToken` (the compiler uses neither).
  */
-import type { TaskType } from '../functions/domain/flows/model.js';
-import type { TaskRecord } from '../functions/domain/flows/variables.js';
+import type { TaskType } from '../functions/domain/flows/blueprints/model.js';
+import type { TaskRecord } from '../functions/domain/flows/blueprints/variables.js';
 import type { AslDefinition, AslState, JsonValue } from './asl.js';
 
 /** The run document every state passes on: see README "Run document". */

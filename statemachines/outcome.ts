@@ -13,8 +13,8 @@
  * run) come from the task worker's own records, passed as `known`. Tasks nobody reports never
  * started.
  */
-import { runStatus, type RunStatus, type TaskStatus } from '../functions/domain/flows/run-status.js';
-import type { FlowDefinition } from '../functions/domain/flows/model.js';
+import { runStatus, type RunStatus, type TaskStatus } from '../functions/domain/flows/runs/run-status.js';
+import type { FlowDefinition } from '../functions/domain/flows/blueprints/model.js';
 import { RUN_END_ERRORS } from './compile.js';
 
 export type ExecutionResult =

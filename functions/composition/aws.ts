@@ -19,7 +19,7 @@ import type { FlowExecutor } from '../ports/flow-executor.js';
 import type { ResumableUploads, TaskQueue } from '../ports/platform.js';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
 import { internalEndpointsFromEnv, requiredEnv, settingsFromEnv } from '../config.js';
-import type { Blobs } from '../domain/platform.js';
+import type { Blobs } from '../domain/shared/platform.js';
 import { ENV, type EnvName } from '../env-names.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Services } from '../http/api.js';

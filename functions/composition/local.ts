@@ -19,7 +19,7 @@ import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { internalEndpointsFromEnv, settingsFromEnv } from '../config.js';
 import { ENV } from '../env-names.js';
-import type { PlatformSettings } from '../domain/platform.js';
+import type { PlatformSettings } from '../domain/shared/platform.js';
 import type { Clock } from '../ports/platform.js';
 import { HANDLER_MODULES } from '../handlers/index.js';
 import type { FamilyHandler, Services } from '../http/api.js';

@@ -1,4 +1,4 @@
-import { DomainError, type DomainErrorKind, TooManyRequestsError } from '../domain/errors.js';
+import { DomainError, type DomainErrorKind, TooManyRequestsError } from '../domain/shared/errors.js';
 import { EngineOverloadedError, EngineQueryError, EngineTimeoutError } from '../ports/platform.js';
 import { SparqlSyntaxError } from '../rdf/sparql-analysis.js';
 import type { HttpResponse } from './types.js';

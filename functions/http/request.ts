@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { TooLargeError, UnsupportedMediaTypeError, ValidationError } from '../domain/errors.js';
+import { TooLargeError, UnsupportedMediaTypeError, ValidationError } from '../domain/shared/errors.js';
 import type { HttpRequest } from './types.js';
 
 /** JSON bodies on the API routes are small; anything bigger is a mistake or an attack. */

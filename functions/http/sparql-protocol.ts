@@ -1,8 +1,8 @@
-import { UnsupportedMediaTypeError, ValidationError } from '../domain/errors.js';
+import { UnsupportedMediaTypeError, ValidationError } from '../domain/shared/errors.js';
 import { analyzeSparql } from '../rdf/sparql-analysis.js';
 import { MAX_SPARQL_CHARS } from '../rdf/sparql-prescan.js';
 import { formatBySuffix, formatsFor, negotiateResultFormat, type QueryForm, type ResultFormat } from '../rdf/sparql-formats.js';
-import { NotAcceptableError } from '../domain/errors.js';
+import { NotAcceptableError } from '../domain/shared/errors.js';
 import type { HttpRequest } from './types.js';
 
 export type SparqlRequest =

@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import { Readable, Transform } from 'node:stream';
-import { TooLargeError, ValidationError } from '../domain/errors.js';
+import { TooLargeError, ValidationError } from '../domain/shared/errors.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import { MAX_JSON_BODY_BYTES } from './request.js';
 import type { HttpRequest, HttpResponse } from './types.js';

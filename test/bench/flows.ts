@@ -5,8 +5,8 @@
  */
 import '../../functions/adapters/local/promise-with-resolvers.js';
 import { StateMachine } from 'aws-local-stepfunctions';
-import type { FlowDefinition } from '../../functions/domain/flows/model.js';
-import { parseFlow } from '../../functions/domain/flows/validate.js';
+import type { FlowDefinition } from '../../functions/domain/flows/blueprints/model.js';
+import { parseFlow } from '../../functions/domain/flows/blueprints/validate.js';
 import { applySubstitutions, compileFlow, TASK_WORKER_SUBSTITUTION } from '../../statemachines/compile.js';
 import { forLocalRun, localTaskHandlers } from '../../statemachines/local.js';
 import { apiFor, ms, secs, sleep, stats } from './bench-http.js';

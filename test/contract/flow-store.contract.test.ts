@@ -11,8 +11,8 @@ import { DynamoDbFlowStore } from '../../functions/adapters/aws/dynamodb-flow-st
 import { cachedFlowStore } from '../../functions/adapters/local/cached-flow-store.js';
 import { documentClient } from '../../functions/composition/aws.js';
 import { ensureTable } from '../../functions/composition/local.js';
-import { ConflictError, NotFoundError } from '../../functions/domain/errors.js';
-import { FLOW_FORMAT_VERSION, type FlowDefinition } from '../../functions/domain/flows/model.js';
+import { ConflictError, NotFoundError } from '../../functions/domain/shared/errors.js';
+import { FLOW_FORMAT_VERSION, type FlowDefinition } from '../../functions/domain/flows/blueprints/model.js';
 import {
   type FlowRecord,
   type FlowVersionRecord,
@@ -20,7 +20,7 @@ import {
   type TaskInstanceRecord,
   taskInstanceId,
 } from '../../functions/domain/flows/records.js';
-import type { RunStatus } from '../../functions/domain/flows/run-status.js';
+import type { RunStatus } from '../../functions/domain/flows/runs/run-status.js';
 import type { FlowStore } from '../../functions/ports/flow-store.js';
 
 const TABLE = 'platform-flow-store-test';

@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOGIN_WINDOW_SECONDS, MAX_LOGIN_ATTEMPTS_PER_ACCOUNT, MAX_LOGIN_ATTEMPTS_PER_ADDRESS } from '../../functions/domain/auth-service.js';
+import { LOGIN_WINDOW_SECONDS, MAX_LOGIN_ATTEMPTS_PER_ACCOUNT, MAX_LOGIN_ATTEMPTS_PER_ADDRESS } from '../../functions/domain/accounts/auth-service.js';
 import { ROUTES } from '../../functions/http/route-table.js';
 import { consoleSession } from '../support/flows.js';
 import { TestPlatform } from '../support/platform.js';

@@ -6,7 +6,7 @@
  * ("edited in the console") on those routes. While flows are switched off every flows route is 404.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Permission } from '../../functions/domain/permissions.js';
+import type { Permission } from '../../functions/domain/accounts/permissions.js';
 import { consoleSession, enableFlows, linearFlow, startRun, waitForRun } from '../support/flows.js';
 import { TestPlatform, type ApiResponse } from '../support/platform.js';
 

@@ -1,8 +1,8 @@
 /** Pure rules: permissions, paging and route matching (no I/O). */
 import { describe, expect, it } from 'vitest';
-import { collectPage } from '../../functions/domain/paging.js';
-import { BUILT_IN_ROLES, permissionsOfRole, restrictToReadOnly } from '../../functions/domain/permissions.js';
-import { canReadDataset } from '../../functions/domain/datasets.js';
+import { collectPage } from '../../functions/domain/shared/paging.js';
+import { BUILT_IN_ROLES, permissionsOfRole, restrictToReadOnly } from '../../functions/domain/accounts/permissions.js';
+import { canReadDataset } from '../../functions/domain/datasets/datasets.js';
 import { matchRoute } from '../../functions/http/router.js';
 import { ROUTES } from '../../functions/http/route-table.js';
 

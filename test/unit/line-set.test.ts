@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineSet } from '../../functions/domain/line-set.js';
+import { LineSet } from '../../functions/domain/data/line-set.js';
 
 describe('LineSet', () => {
   it('tells new lines from seen ones across growth', () => {

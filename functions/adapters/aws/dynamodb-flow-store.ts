@@ -1,8 +1,8 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { FlowRecord, FlowSwitches, FlowVersionRecord, HookRecord, MaskedValuesRecord, RunRecord, ScheduleRecord, TaskInstanceRecord } from '../../domain/flows/records.js';
-import { FINAL_RUN_STATUSES } from '../../domain/flows/run-status.js';
-import { ConflictError, NotFoundError } from '../../domain/errors.js';
-import { nameKey } from '../../domain/names.js';
+import { FINAL_RUN_STATUSES } from '../../domain/flows/runs/run-status.js';
+import { ConflictError, NotFoundError } from '../../domain/shared/errors.js';
+import { nameKey } from '../../domain/shared/names.js';
 import type { FlowStore } from '../../ports/flow-store.js';
 import type { Batch, ListRequest } from '../../ports/metadata-store.js';
 import { DynamoDbTable, isConditionFailure, type Item } from './dynamodb-table.js';

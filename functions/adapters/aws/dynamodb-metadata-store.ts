@@ -1,12 +1,12 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../../domain/accounts.js';
-import type { AssetRecord } from '../../domain/assets.js';
-import type { DatasetRecord } from '../../domain/datasets.js';
-import type { JobFileRecord, JobRecord, JobStatus } from '../../domain/jobs.js';
-import type { QueryVersionRecord, SavedQueryRecord } from '../../domain/saved-queries.js';
-import type { ServiceRecord } from '../../domain/services.js';
-import { ConflictError } from '../../domain/errors.js';
-import { nameKey } from '../../domain/names.js';
+import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../../domain/accounts/accounts.js';
+import type { AssetRecord } from '../../domain/data/assets.js';
+import type { DatasetRecord } from '../../domain/datasets/datasets.js';
+import type { JobFileRecord, JobRecord, JobStatus } from '../../domain/data/jobs.js';
+import type { QueryVersionRecord, SavedQueryRecord } from '../../domain/queries/saved-queries.js';
+import type { ServiceRecord } from '../../domain/sparql/services.js';
+import { ConflictError } from '../../domain/shared/errors.js';
+import { nameKey } from '../../domain/shared/names.js';
 import type { Batch, ListRequest, LoginAttempts, MetadataStore } from '../../ports/metadata-store.js';
 import { DynamoDbTable, isConditionFailure, type Item } from './dynamodb-table.js';
 

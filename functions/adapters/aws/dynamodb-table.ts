@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ConflictError, ValidationError } from '../../domain/errors.js';
-import { INVALID_CURSOR } from '../../domain/paging.js';
+import { ConflictError, ValidationError } from '../../domain/shared/errors.js';
+import { INVALID_CURSOR } from '../../domain/shared/paging.js';
 import type { Batch, ListRequest } from '../../ports/metadata-store.js';
 import { TABLE_KEY_ATTRIBUTES, TABLE_SCHEMA } from './table-schema.js';
 

@@ -7,7 +7,7 @@ import {
   type CreateScheduleInput,
   type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
-import { awsScheduleExpression, nextRun } from '../../domain/flows/schedules.js';
+import { awsScheduleExpression, nextRun } from '../../domain/flows/schedules/schedules.js';
 import type { ScheduleRecord } from '../../domain/flows/records.js';
 import type { FlowScheduler } from '../../ports/flow-scheduler.js';
 import type { Clock } from '../../ports/platform.js';

@@ -1,4 +1,4 @@
-import { nextRun } from '../../domain/flows/schedules.js';
+import { nextRun } from '../../domain/flows/schedules/schedules.js';
 import type { ScheduleRecord } from '../../domain/flows/records.js';
 import type { FlowScheduler } from '../../ports/flow-scheduler.js';
 import type { Clock } from '../../ports/platform.js';

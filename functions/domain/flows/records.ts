@@ -2,8 +2,8 @@
  * Flows as stored: blueprints, their versions, masked values, runs and task instances. Plain
  * records; the rules live in the flow services.
  */
-import type { FlowAccessLevel, FlowDefinition, TaskType } from './model.js';
-import type { RunStatus, TaskStatus } from './run-status.js';
+import type { FlowAccessLevel, FlowDefinition, TaskType } from './blueprints/model.js';
+import type { RunStatus, TaskStatus } from './runs/run-status.js';
 
 /** A flow blueprint: the flow's identity and its newest version number. */
 export interface FlowRecord {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { accountView, membershipView, tokenView } from '../../domain/accounts.js';
-import type { AccountRecord } from '../../domain/accounts.js';
-import type { Caller } from '../../domain/caller.js';
-import { parsePageRequest } from '../../domain/paging.js';
-import { PERMISSIONS } from '../../domain/permissions.js';
+import { accountView, membershipView, tokenView } from '../../domain/accounts/accounts.js';
+import type { AccountRecord } from '../../domain/accounts/accounts.js';
+import type { Caller } from '../../domain/shared/caller.js';
+import { parsePageRequest } from '../../domain/shared/paging.js';
+import { PERMISSIONS } from '../../domain/accounts/permissions.js';
 import type { Operations, Services } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';

@@ -1,6 +1,6 @@
-import { assetView } from '../../domain/assets.js';
-import { ValidationError } from '../../domain/errors.js';
-import { SIMPLE_UPLOAD_LIMIT } from '../../domain/import-service.js';
+import { assetView } from '../../domain/data/assets.js';
+import { ValidationError } from '../../domain/shared/errors.js';
+import { SIMPLE_UPLOAD_LIMIT } from '../../domain/data/import-service.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { singleQueryParam } from '../request.js';

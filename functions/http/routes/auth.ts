@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { accountView } from '../../domain/accounts.js';
-import { CSRF_COOKIE, SESSION_COOKIE, SESSION_TTL_SECONDS } from '../../domain/auth-service.js';
-import { UnauthenticatedError } from '../../domain/errors.js';
+import { accountView } from '../../domain/accounts/accounts.js';
+import { CSRF_COOKIE, SESSION_COOKIE, SESSION_TTL_SECONDS } from '../../domain/accounts/auth-service.js';
+import { UnauthenticatedError } from '../../domain/shared/errors.js';
 import type { Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ACCESS_LEVELS, datasetView, LICENSES } from '../../domain/datasets.js';
-import { parsePageRequest } from '../../domain/paging.js';
+import { ACCESS_LEVELS, datasetView, LICENSES } from '../../domain/datasets/datasets.js';
+import { parsePageRequest } from '../../domain/shared/paging.js';
 import type { Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';

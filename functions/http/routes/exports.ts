@@ -1,4 +1,4 @@
-import { NotAcceptableError } from '../../domain/errors.js';
+import { NotAcceptableError } from '../../domain/shared/errors.js';
 import { EXPORT_FORMATS, formatByName, type RdfFormat } from '../../rdf/formats.js';
 import { formatFromPath, negotiateRdfFormat } from '../../rdf/negotiate.js';
 import type { OperationContext, Operations } from '../api.js';

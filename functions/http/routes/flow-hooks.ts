@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { HookView } from '../../domain/flow-hook-service.js';
+import type { HookView } from '../../domain/flows/hooks/hook-service.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';

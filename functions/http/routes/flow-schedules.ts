@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ScheduleView } from '../../domain/flow-schedule-service.js';
+import type { ScheduleView } from '../../domain/flows/schedules/schedule-service.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { AccountRecord } from '../../domain/accounts.js';
-import { NotFoundError, UnsupportedMediaTypeError, ValidationError } from '../../domain/errors.js';
-import { parseRunFilters } from '../../domain/flow-run-service.js';
-import type { VisibleFlow } from '../../domain/flow-service.js';
+import type { AccountRecord } from '../../domain/accounts/accounts.js';
+import { NotFoundError, UnsupportedMediaTypeError, ValidationError } from '../../domain/shared/errors.js';
+import { parseRunFilters } from '../../domain/flows/runs/run-service.js';
+import type { VisibleFlow } from '../../domain/flows/blueprints/blueprint-service.js';
 import type { FlowRecord, FlowVersionRecord, RunRecord, TaskInstanceRecord } from '../../domain/flows/records.js';
-import { flowFromTurtle, flowToTurtle } from '../../rdf/flow-turtle.js';
+import { flowFromTurtle, flowToTurtle } from '../../domain/flows/blueprints/turtle.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { MAX_JSON_BODY_BYTES, parseJsonBody } from '../request.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { graphView } from '../../domain/graphs.js';
-import { parsePageRequest } from '../../domain/paging.js';
+import { graphView } from '../../domain/data/graphs.js';
+import { parsePageRequest } from '../../domain/shared/paging.js';
 import type { Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ValidationError } from '../../domain/errors.js';
-import { SIMPLE_UPLOAD_LIMIT } from '../../domain/import-service.js';
-import { jobView } from '../../domain/jobs.js';
+import { ValidationError } from '../../domain/shared/errors.js';
+import { SIMPLE_UPLOAD_LIMIT } from '../../domain/data/import-service.js';
+import { jobView } from '../../domain/data/jobs.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { parseJsonBody, validate } from '../request.js';

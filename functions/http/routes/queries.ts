@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { ACCESS_LEVELS } from '../../domain/datasets.js';
-import { NotAcceptableError, ValidationError } from '../../domain/errors.js';
-import { parsePageRequest } from '../../domain/paging.js';
-import { annotatedText, savedQueryView } from '../../domain/saved-queries.js';
-import { type Found, MAX_RUN_PAGE_SIZE, DEFAULT_RUN_PAGE_SIZE, QueryMovedError } from '../../domain/saved-query-service.js';
+import { ACCESS_LEVELS } from '../../domain/datasets/datasets.js';
+import { NotAcceptableError, ValidationError } from '../../domain/shared/errors.js';
+import { parsePageRequest } from '../../domain/shared/paging.js';
+import { annotatedText, savedQueryView } from '../../domain/queries/saved-queries.js';
+import { type Found, MAX_RUN_PAGE_SIZE, DEFAULT_RUN_PAGE_SIZE, QueryMovedError } from '../../domain/queries/saved-query-service.js';
 import { formatBySuffix, formatsFor, negotiateResultFormat, type QueryForm, type ResultFormat } from '../../rdf/sparql-formats.js';
 import { toBindingObjects, toCsv, toTsv, toXml } from '../../rdf/sparql-results.js';
 import type { Operation, OperationContext, Operations } from '../api.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { serviceView, type ServiceRecord } from '../../domain/services.js';
-import { ValidationError } from '../../domain/errors.js';
+import { serviceView, type ServiceRecord } from '../../domain/sparql/services.js';
+import { ValidationError } from '../../domain/shared/errors.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';

@@ -3,8 +3,8 @@
  * asl-validator on every output with the substitution applied, and the structural promises.
  */
 import { describe, expect, it } from 'vitest';
-import type { FlowDefinition } from '../../../functions/domain/flows/model.js';
-import { FlowValidationError } from '../../../functions/domain/flows/problems.js';
+import type { FlowDefinition } from '../../../functions/domain/flows/blueprints/model.js';
+import { FlowValidationError } from '../../../functions/domain/flows/blueprints/problems.js';
 import type { AslDefinition, AslState } from '../../../statemachines/asl.js';
 import { compileFlow, MAX_BRANCHES, MAX_STATE_NAME, parallelName, TASK_WORKER_PLACEHOLDER, UPLOAD_STATES, WAIT_FOR_UPLOAD_RESOURCE, START_STATE } from '../../../statemachines/compile.js';
 import { taskStates } from '../../../statemachines/local.js';

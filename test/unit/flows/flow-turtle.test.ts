@@ -2,10 +2,10 @@
 import { Parser, Writer, type Quad } from 'n3';
 import { isomorphic } from 'rdf-isomorphic';
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../../functions/domain/errors.js';
-import type { FlowDefinition } from '../../../functions/domain/flows/model.js';
-import { parseFlow, validateFlow } from '../../../functions/domain/flows/validate.js';
-import { FLOW_VOCABULARY, flowFromTurtle, flowToTurtle } from '../../../functions/rdf/flow-turtle.js';
+import { ValidationError } from '../../../functions/domain/shared/errors.js';
+import type { FlowDefinition } from '../../../functions/domain/flows/blueprints/model.js';
+import { parseFlow, validateFlow } from '../../../functions/domain/flows/blueprints/validate.js';
+import { FLOW_VOCABULARY, flowFromTurtle, flowToTurtle } from '../../../functions/domain/flows/blueprints/turtle.js';
 import { fixtureNames, loadFixture } from './helpers.js';
 
 const IRI = (flow: string) => `https://ldp.example/flows/blueprints/acme/${flow}`;

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { ExecutionError, StateMachine } from 'aws-local-stepfunctions';
-import type { FlowDefinition } from '../../../functions/domain/flows/model.js';
+import type { FlowDefinition } from '../../../functions/domain/flows/blueprints/model.js';
 import type { AslDefinition } from '../../../statemachines/asl.js';
 import { applySubstitutions, compileFlow, TASK_WORKER_SUBSTITUTION } from '../../../statemachines/compile.js';
 import { forLocalRun, localTaskHandlers, type TaskHandler } from '../../../statemachines/local.js';

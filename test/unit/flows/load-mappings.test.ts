@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Parser } from 'n3';
 import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
-import { detectFormat, openDownload, sniffXml } from '../../../functions/domain/flow-load.js';
+import { detectFormat, openDownload, sniffXml } from '../../../functions/domain/flows/tasks/load-file.js';
 import { columnProperties, encodeName, TABULAR_NS, TabularSyntaxError, tabularToNt } from '../../../functions/rdf/tabular.js';
 import { XML_NS, XmlSyntaxError, xmlToNt } from '../../../functions/rdf/xml-to-rdf.js';
 

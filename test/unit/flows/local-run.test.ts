@@ -4,10 +4,10 @@
  * tasks, Stop run, timeouts and failures.
  */
 import { describe, expect, it } from 'vitest';
-import { evaluateDecision } from '../../../functions/domain/flows/decision.js';
-import type { DecisionSettings, FlowDefinition, WaitSettings } from '../../../functions/domain/flows/model.js';
-import type { TaskStatus } from '../../../functions/domain/flows/run-status.js';
-import { effectiveVariables, substituteReferences } from '../../../functions/domain/flows/variables.js';
+import { evaluateDecision } from '../../../functions/domain/flows/tasks/decision.js';
+import type { DecisionSettings, FlowDefinition, WaitSettings } from '../../../functions/domain/flows/blueprints/model.js';
+import type { TaskStatus } from '../../../functions/domain/flows/runs/run-status.js';
+import { effectiveVariables, substituteReferences } from '../../../functions/domain/flows/blueprints/variables.js';
 import type { TaskHandler, TaskInvocation } from '../../../statemachines/local.js';
 import { readOutcome } from '../../../statemachines/outcome.js';
 import { loadFixture, runLocally } from './helpers.js';

@@ -1,6 +1,6 @@
 /** Run status from task statuses (spec severity order), and reading an execution back. */
 import { describe, expect, it } from 'vitest';
-import { RUN_STATUS_SEVERITY, runStatus, type TaskStatus } from '../../../functions/domain/flows/run-status.js';
+import { RUN_STATUS_SEVERITY, runStatus, type TaskStatus } from '../../../functions/domain/flows/runs/run-status.js';
 import { readOutcome } from '../../../statemachines/outcome.js';
 
 describe('runStatus', () => {

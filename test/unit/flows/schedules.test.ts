@@ -3,8 +3,8 @@
  * the expressions croner and EventBridge Scheduler fire, and the next run, across DST changes.
  */
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../../functions/domain/errors.js';
-import type { FlowDefinition } from '../../../functions/domain/flows/model.js';
+import { ValidationError } from '../../../functions/domain/shared/errors.js';
+import type { FlowDefinition } from '../../../functions/domain/flows/blueprints/model.js';
 import type { Recurrence, ScheduleRecord } from '../../../functions/domain/flows/records.js';
 import {
   awsScheduleExpression,
@@ -15,7 +15,7 @@ import {
   defaultPresetValues,
   nextRun,
   scheduleValues,
-} from '../../../functions/domain/flows/schedules.js';
+} from '../../../functions/domain/flows/schedules/schedules.js';
 
 const refused = (fn: () => unknown, message: RegExp) => {
   expect(fn).toThrow(ValidationError);

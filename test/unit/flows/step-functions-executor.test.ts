@@ -26,7 +26,7 @@ import {
   executionResultOf,
   stateMachineName,
 } from '../../../functions/adapters/aws/step-functions-executor.js';
-import type { FlowDefinition } from '../../../functions/domain/flows/model.js';
+import type { FlowDefinition } from '../../../functions/domain/flows/blueprints/model.js';
 import type { ExecutionInput } from '../../../functions/ports/flow-executor.js';
 import type { AslDefinition } from '../../../statemachines/asl.js';
 import { TASK_WORKER_PLACEHOLDER, compileFlow } from '../../../statemachines/compile.js';

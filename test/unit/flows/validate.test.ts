@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FLOW_LIMITS } from '../../../functions/domain/flows/limits.js';
-import { FlowValidationError, type FlowProblem, type FlowProblemCode } from '../../../functions/domain/flows/problems.js';
-import { parseFlow, validateFlow } from '../../../functions/domain/flows/validate.js';
+import { FlowValidationError, type FlowProblem, type FlowProblemCode } from '../../../functions/domain/flows/blueprints/problems.js';
+import { parseFlow, validateFlow } from '../../../functions/domain/flows/blueprints/validate.js';
 import { fixtureNames, loadFixture } from './helpers.js';
 
 type Json = Record<string, any>;

@@ -1,13 +1,13 @@
 /** Variable references, effective variables and decision conditions (the worker's pure rules). */
 import { describe, expect, it } from 'vitest';
-import { DecisionError, evaluateDecision, testCondition } from '../../../functions/domain/flows/decision.js';
-import type { DecisionSettings } from '../../../functions/domain/flows/model.js';
+import { DecisionError, evaluateDecision, testCondition } from '../../../functions/domain/flows/tasks/decision.js';
+import type { DecisionSettings } from '../../../functions/domain/flows/blueprints/model.js';
 import {
   effectiveVariables,
   findVariableReferences,
   isSingleReference,
   substituteReferences,
-} from '../../../functions/domain/flows/variables.js';
+} from '../../../functions/domain/flows/blueprints/variables.js';
 
 describe('variable references', () => {
   it('finds ?name where the ? does not follow a word character or a backslash', () => {

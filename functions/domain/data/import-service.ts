@@ -1,0 +1,487 @@
+import { Readable } from 'node:stream';
+import { formatFromMediaType, formatFromPath } from '../../rdf/negotiate.js';
+import { ntIriValue, type NtQuad } from '../../rdf/nt.js';
+import { parseRdf, RdfSyntaxError } from '../../rdf/parse.js';
+import { RDF_FORMATS, type RdfFormat } from '../../rdf/formats.js';
+import type { FinishedUpload } from '../../ports/platform.js';
+import type { AccessService } from '../datasets/access-service.js';
+import type { AccountRecord } from '../accounts/accounts.js';
+import type { Caller } from '../shared/caller.js';
+import type { DatasetRecord } from '../datasets/datasets.js';
+import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
+import { gunzipChecked, startsLikeGzip } from './gunzip.js';
+import { graphBlobKey, type GraphCatalog } from './graph-catalog.js';
+import { GraphBlobWriter } from './graph-writer.js';
+import { freeGraphName, type GraphEntry, type GraphManifest } from './graphs.js';
+import { FINAL_JOB_STATUSES, type JobFileRecord, type JobRecord } from './jobs.js';
+import { assertAbsoluteIri } from '../shared/names.js';
+import type { Platform } from '../shared/platform.js';
+
+/** Spec: the simple upload route takes bodies under 5 MB. */
+export const SIMPLE_UPLOAD_LIMIT = 5 * 1024 * 1024;
+export const MAX_GRAPHS_PER_IMPORT = 5000;
+export const MAX_FILES_PER_JOB = 1000;
+export const MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024 * 1024;
+const DOWNLOAD_TIMEOUT_MS = 30 * 60 * 1000;
+
+export interface JobOptions {
+  type?: 'upload' | 'download';
+  defaultGraphName?: string;
+  baseIRI?: string;
+  overwriteAll?: boolean;
+  mergeGraphs?: boolean;
+  downloadUrls?: string[];
+}
+
+
+
+/** Peeks at the first bytes to decompress gzip even when the name does not say so. */
+async function maybeGunzip(stream: Readable, named: boolean, fileName: string): Promise<AsyncIterable<Buffer>> {
+  const iterator = stream[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  const head: Buffer | undefined = first.done ? undefined : Buffer.from(first.value);
+  async function* rest() {
+    if (head) yield head;
+    for (let r = await iterator.next(); !r.done; r = await iterator.next()) yield r.value;
+  }
+  const gzipped = named || startsLikeGzip(head);
+  return gzipped ? gunzipChecked(rest(), fileName) : Readable.from(rest(), { objectMode: false });
+}
+
+/**
+ * Import jobs: files arrive (multipart, tus or URL), then one run parses them all into new graph
+ * blobs and swaps them into the dataset in one conditional write. A failure anywhere leaves the
+ * dataset exactly as it was.
+ */
+export class ImportService {
+  constructor(
+    private readonly platform: Platform,
+    private readonly access: AccessService,
+    private readonly catalog: GraphCatalog,
+  ) {}
+
+  private now(): string {
+    return this.platform.clock.now().toISOString();
+  }
+
+  private async writable(caller: Caller | null, account: string, dataset: string) {
+    return this.access.writableDataset(caller, account, dataset, 'import data');
+  }
+
+  /** Jobs are visible to whoever may read the dataset (as graphs are). */
+  async job(caller: Caller | null, account: string, datasetName: string, jobId: string) {
+    const { dataset, owner } = await this.access.readableDataset(caller, account, datasetName);
+    const job = await this.platform.store.getJob(dataset.id, jobId);
+    if (!job) throw new NotFoundError(`Job "${jobId}" does not exist.`);
+    const files = await this.platform.store.listJobFiles(dataset.id, jobId);
+    return { job, files, dataset, owner };
+  }
+
+  async jobs(caller: Caller | null, account: string, datasetName: string) {
+    const { dataset } = await this.access.readableDataset(caller, account, datasetName);
+    const jobs = await this.platform.store.listJobs(dataset.id);
+    return Promise.all(
+      jobs
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+        .map(async (job) => ({ job, files: await this.platform.store.listJobFiles(dataset.id, job.jobId) })),
+    );
+  }
+
+  /** The graph IRI for triples without one, when the job names none. */
+  static defaultGraphFor(baseUrl: string, owner: AccountRecord, dataset: DatasetRecord): string {
+    return `${baseUrl}/${encodeURIComponent(owner.accountName)}/${encodeURIComponent(dataset.name)}/graphs/default`;
+  }
+
+  async createJob(caller: Caller | null, account: string, datasetName: string, options: JobOptions, baseUrl: string) {
+    const { dataset, owner } = await this.writable(caller, account, datasetName);
+    const type = options.type ?? 'upload';
+    if (options.defaultGraphName !== undefined) assertAbsoluteIri(options.defaultGraphName, 'defaultGraphName');
+    if (options.baseIRI !== undefined) assertAbsoluteIri(options.baseIRI, 'baseIRI');
+    if (options.overwriteAll && options.mergeGraphs) {
+      throw new ValidationError('overwriteAll and mergeGraphs exclude each other: choose one way to treat graphs that exist.');
+    }
+    if (type === 'download') {
+      const urls = options.downloadUrls ?? [];
+      if (urls.length === 0 || urls.length > 50) throw new ValidationError('downloadUrls: give 1 to 50 URLs to import.');
+      urls.forEach((u, i) => {
+        let url: URL;
+        try {
+          url = new URL(u);
+        } catch {
+          throw new ValidationError(`downloadUrls[${i}]: "${u}" is not a URL.`);
+        }
+        if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError(`downloadUrls[${i}]: only http and https URLs can be imported.`);
+      });
+    } else if (options.downloadUrls !== undefined) {
+      throw new ValidationError('downloadUrls: only download jobs (type "download") take URLs.');
+    }
+    const now = this.now();
+    const job: JobRecord = {
+      jobId: this.platform.ids.newId(),
+      datasetId: dataset.id,
+      type,
+      status: type === 'download' ? 'downloading' : 'created',
+      defaultGraphName: options.defaultGraphName ?? ImportService.defaultGraphFor(baseUrl, owner, dataset),
+      baseIRI: options.baseIRI,
+      overwriteAll: options.overwriteAll === true,
+      mergeGraphs: options.mergeGraphs === true,
+      downloadUrls: type === 'download' ? options.downloadUrls : undefined,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.platform.store.createJob(job);
+    await this.platform.events.importStarted({ datasetId: dataset.id, jobId: job.jobId, apiUrl: baseUrl });
+    if (type === 'download') await this.platform.tasks.enqueueImport(dataset.id, job.jobId);
+    return { job, dataset, owner };
+  }
+
+  /** Checks a job still takes files, before an upload starts. */
+  async jobAcceptingFiles(caller: Caller | null, account: string, datasetName: string, jobId: string) {
+    const { dataset, owner } = await this.writable(caller, account, datasetName);
+    const job = await this.platform.store.getJob(dataset.id, jobId);
+    if (!job) throw new NotFoundError(`Job "${jobId}" does not exist.`);
+    if (job.status !== 'created') {
+      throw new ConflictError(`Job "${jobId}" is ${job.status}; files can only be added before it starts. Create a new job.`);
+    }
+    return { job, dataset, owner };
+  }
+
+  /** Records an uploaded file in its job. */
+  async addFile(job: JobRecord, upload: FinishedUpload): Promise<JobFileRecord> {
+    const files = await this.platform.store.listJobFiles(job.datasetId, job.jobId);
+    if (files.length >= MAX_FILES_PER_JOB) throw new ValidationError(`A job takes at most ${MAX_FILES_PER_JOB} files.`);
+    const file: JobFileRecord = {
+      jobId: job.jobId,
+      datasetId: job.datasetId,
+      fileId: upload.uploadId,
+      fileName: upload.fileName,
+      fileSize: upload.size,
+      blobKey: upload.blobKey,
+      createdAt: this.now(),
+    };
+    if (!this.formatOf(file.fileName)) {
+      await this.platform.blobs.uploads.delete(upload.blobKey);
+      throw new ValidationError(this.unknownFormatMessage(file.fileName));
+    }
+    await this.platform.store.putJobFile(file);
+    return file;
+  }
+
+  private formatOf(fileName: string, contentType?: string): { format: RdfFormat; gzip: boolean } | null {
+    const byName = formatFromPath(fileName);
+    if (byName) return byName;
+    const byType = contentType ? formatFromMediaType(contentType) : null;
+    return byType ? { format: byType, gzip: /\.gz$/i.test(fileName) } : null;
+  }
+
+  private unknownFormatMessage(fileName: string): string {
+    const extensions = RDF_FORMATS.flatMap((f) => f.extensions.map((e) => `.${e}`)).join(', ');
+    return `${fileName}: cannot tell the RDF format from the file name; use one of ${extensions} (optionally followed by .gz).`;
+  }
+
+  /** Starts a job; `uploadScope`: where its resumable uploads live, none of which may be unfinished. */
+  async start(caller: Caller | null, account: string, datasetName: string, jobId: string, options: { uploadScope?: string } = {}) {
+    const { job, dataset, owner } = await this.jobAcceptingFiles(caller, account, datasetName, jobId);
+    const files = await this.platform.store.listJobFiles(dataset.id, jobId);
+    const unfinished = options.uploadScope ? ((await this.platform.uploads.unfinished?.(options.uploadScope)) ?? []) : [];
+    if (unfinished.length > 0) {
+      // Starting now would drop these files without a word.
+      const described = unfinished.map((u) =>
+        u.size === undefined ? `${u.fileName} (${u.offset} bytes received, length not declared yet)` : `${u.fileName} (${u.size - u.offset} of ${u.size} bytes missing)`,
+      );
+      const what = unfinished.length === 1 ? 'an unfinished upload' : `${unfinished.length} unfinished uploads`;
+      throw new ConflictError(
+        `Job "${jobId}" has ${files.length === 0 ? 'no files yet and ' : ''}${what}: ${described.join(', ')}. Finish each upload (or delete it with a tus DELETE), then start the job.`,
+      );
+    }
+    if (files.length === 0) throw new ValidationError('The job has no files; add files before starting it.');
+    const started: JobRecord = { ...job, status: 'pending', updatedAt: this.now() };
+    await this.platform.store.updateJob(started, ['created']);
+    await this.platform.tasks.enqueueImport(dataset.id, jobId);
+    return { job: started, files, dataset, owner };
+  }
+
+  async cancel(caller: Caller | null, account: string, datasetName: string, jobId: string) {
+    const { dataset } = await this.writable(caller, account, datasetName);
+    const job = await this.platform.store.getJob(dataset.id, jobId);
+    if (!job) throw new NotFoundError(`Job "${jobId}" does not exist.`);
+    if (FINAL_JOB_STATUSES.includes(job.status)) {
+      await this.platform.store.deleteJob(dataset.id, jobId);
+      return;
+    }
+    const canceled: JobRecord = { ...job, status: 'canceled', updatedAt: this.now(), finishedAt: this.now() };
+    try {
+      await this.platform.store.updateJob(canceled, ['created', 'pending', 'downloading']);
+    } catch (e) {
+      if (e instanceof ConflictError) throw new ConflictError(`Job "${jobId}" is already indexing and can no longer be canceled.`);
+      throw e;
+    }
+    await this.removeUploads(canceled);
+    await this.platform.events.importFinished({ datasetId: dataset.id, jobId, graphs: [], ok: false });
+  }
+
+  private async removeUploads(job: JobRecord): Promise<void> {
+    for (const f of await this.platform.store.listJobFiles(job.datasetId, job.jobId)) {
+      await this.platform.blobs.uploads.delete(f.blobKey).catch(() => {});
+      await this.platform.blobs.uploads.delete(`${f.blobKey}.json`).catch(() => {});
+    }
+  }
+
+  /**
+   * After a restart of a single-process runtime: jobs that were indexing when the process stopped
+   * end in error (their dataset was never changed); what killed jobs left behind (staged
+   * downloads and uploads no live job owns, graph blobs no manifest lists) is removed; then queued
+   * jobs are queued again. Runs before anything else can write, so nothing removed is in use.
+   */
+  async recoverInterrupted(): Promise<void> {
+    const queued: { datasetId: string; jobId: string }[] = [];
+    const ownedUploads = new Set<string>();
+    let scanned = false;
+    let after: string | undefined;
+    for (let round = 0; round < 10_000; round++) {
+      const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
+      for (const { item: dataset } of batch.items) {
+        for (const job of await this.platform.store.listJobs(dataset.id)) {
+          if (job.status === 'pending' || job.status === 'downloading') queued.push({ datasetId: dataset.id, jobId: job.jobId });
+          if (job.status === 'indexing') {
+            const message = 'The platform stopped while this job was indexing; the dataset was not changed. Start a new job.';
+            await this.platform.store
+              .updateJob({ ...job, status: 'error', error: { message }, updatedAt: this.now(), finishedAt: this.now() }, ['indexing'])
+              .catch(() => {});
+            await this.removeUploads(job);
+          }
+          if (job.status === 'created' || job.status === 'pending' || job.status === 'downloading') {
+            for (const f of await this.platform.store.listJobFiles(dataset.id, job.jobId)) ownedUploads.add(f.blobKey);
+          }
+        }
+        // Cleaning is best effort: a dataset whose manifest cannot be read keeps its blobs, and
+        // the platform still starts.
+        await this.removeUnlistedGraphBlobs(dataset.id).catch((e: unknown) =>
+          console.error('removing unlisted graph blobs failed', { datasetId: dataset.id, error: (e as Error)?.message ?? String(e) }),
+        );
+      }
+      const last = batch.items[batch.items.length - 1];
+      if (!batch.more || !last) {
+        scanned = true;
+        break;
+      }
+      after = last.cursor;
+    }
+    // Staged downloads (`jobs/<jobId>/`) and multipart files (`incoming/`); tus keeps its own folder.
+    // Only after a complete scan: otherwise a live job's files might look unowned.
+    for (const prefix of scanned ? ['jobs/', 'incoming/'] : []) {
+      for await (const blob of this.platform.blobs.uploads.list(prefix)) {
+        if (!ownedUploads.has(blob.key)) await this.platform.blobs.uploads.delete(blob.key).catch(() => {});
+      }
+    }
+    for (const { datasetId, jobId } of queued) await this.platform.tasks.enqueueImport(datasetId, jobId);
+  }
+
+  /** Graph blobs of a dataset that neither its manifest nor a service's snapshot lists (a killed import's). */
+  private async removeUnlistedGraphBlobs(datasetId: string): Promise<void> {
+    const candidates: GraphEntry[] = [];
+    // The folder graphBlobKey writes into.
+    for await (const blob of this.platform.blobs.data.list(`datasets/${datasetId}/graphs/`)) {
+      if (blob.key.endsWith('.nt.gz')) candidates.push({ blobKey: blob.key } as GraphEntry);
+    }
+    if (candidates.length > 0) await this.catalog.collect(datasetId, { graphs: candidates });
+  }
+
+  /** Runs a started job to its end. Called by the task queue; never throws. */
+  async run(datasetId: string, jobId: string): Promise<void> {
+    let job = await this.platform.store.getJob(datasetId, jobId);
+    if (!job || (job.status !== 'pending' && job.status !== 'downloading')) return;
+    const written: string[] = [];
+    try {
+      if (job.status === 'downloading') await this.download(job);
+      const indexing: JobRecord = { ...job, status: 'indexing', startedAt: this.now(), updatedAt: this.now() };
+      await this.platform.store.updateJob(indexing, [job.status]);
+      job = indexing;
+      const files = (await this.platform.store.listJobFiles(datasetId, jobId)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      const parsed = await this.parse(job, files, written);
+      const importedAt = this.now();
+      let mergedBlobs: string[] = [];
+      const result = await this.catalog.swap(datasetId, async (current) => {
+        // A retry starts over from the newer manifest; merged blobs of the last attempt are dropped.
+        for (const key of mergedBlobs) await this.platform.blobs.data.delete(key).catch(() => {});
+        mergedBlobs = [];
+        return this.apply(current, parsed, job!, importedAt, mergedBlobs);
+      });
+      await this.catalog.collect(datasetId, result.previous);
+      // Parts that were merged into another blob are no longer needed.
+      const kept = new Set(result.manifest.graphs.map((g) => g.blobKey));
+      for (const key of written) if (!kept.has(key)) await this.platform.blobs.data.delete(key).catch(() => {});
+      const graphNames = [...parsed.keys()];
+      const added = result.manifest.graphs.filter((g) => g.importedAt === importedAt).map((g) => g.graphName);
+      await this.platform.store.updateJob(
+        {
+          ...job,
+          status: 'finished',
+          graphNames,
+          indexedGraphCount: graphNames.length,
+          statements: [...parsed.values()].reduce((n, p) => n + p.statements, 0),
+          updatedAt: this.now(),
+          finishedAt: this.now(),
+        },
+        ['indexing'],
+      );
+      await this.platform.events.importFinished({ datasetId, jobId, graphs: added, ok: true });
+    } catch (error) {
+      for (const key of written) await this.platform.blobs.data.delete(key).catch(() => {});
+      const message =
+        error instanceof RdfSyntaxError || error instanceof ValidationError || error instanceof ConflictError || error instanceof NotFoundError
+          ? error.message
+          : 'The import failed because of an internal error; it was logged. The dataset was not changed.';
+      if (!(error instanceof RdfSyntaxError || error instanceof ValidationError)) {
+        console.error('import failed', { datasetId, jobId, error: (error as Error)?.stack ?? String(error) });
+      }
+      const current = await this.platform.store.getJob(datasetId, jobId);
+      if (current && !FINAL_JOB_STATUSES.includes(current.status)) {
+        await this.platform.store
+          .updateJob({ ...current, status: 'error', error: { message }, updatedAt: this.now(), finishedAt: this.now() }, [current.status])
+          .catch(() => {});
+      }
+      await this.platform.events.importFinished({ datasetId, jobId, graphs: [], ok: false });
+    } finally {
+      if (job) await this.removeUploads(job);
+    }
+  }
+
+  /** Fetches the URLs of a download job into the uploads store, as files of the job. */
+  private async download(job: JobRecord): Promise<void> {
+    // A job queued again after a restart keeps what it had downloaded completely.
+    const done = new Set((await this.platform.store.listJobFiles(job.datasetId, job.jobId)).map((f) => f.blobKey));
+    for (const [i, url] of (job.downloadUrls ?? []).entries()) {
+      const blobKey = `jobs/${job.jobId}/url${i}`;
+      if (done.has(blobKey)) continue;
+      let fetched;
+      try {
+        fetched = await this.platform.fetcher.fetch(url, { maxBytes: MAX_DOWNLOAD_BYTES, timeoutMs: DOWNLOAD_TIMEOUT_MS });
+      } catch (e) {
+        throw new ValidationError(`downloadUrls[${i}]: could not download ${url}: ${(e as Error).message}`);
+      }
+      const fileId = this.platform.ids.newId();
+      const info = await this.platform.blobs.uploads.put(blobKey, fetched.body);
+      const format = this.formatOf(fetched.fileName, fetched.contentType);
+      if (!format) throw new ValidationError(this.unknownFormatMessage(fetched.fileName));
+      const ext = format.format.extensions[0];
+      // Name the file so its format is known to the parser even when the URL did not say.
+      const fileName = formatFromPath(fetched.fileName) ? fetched.fileName : `${fetched.fileName}.${ext}${format.gzip ? '.gz' : ''}`;
+      await this.platform.store.putJobFile({
+        jobId: job.jobId,
+        datasetId: job.datasetId,
+        fileId,
+        fileName,
+        fileSize: info.size,
+        blobKey,
+        createdAt: this.now(),
+      });
+    }
+  }
+
+  /** Parses every file into one new graph blob per graph name. */
+  private async parse(job: JobRecord, files: JobFileRecord[], written: string[]) {
+    const graphs = new Map<string, GraphBlobWriter>();
+    const writerFor = (graphName: string): GraphBlobWriter => {
+      let writer = graphs.get(graphName);
+      if (!writer) {
+        if (graphs.size >= MAX_GRAPHS_PER_IMPORT) {
+          throw new ValidationError(`An import may add at most ${MAX_GRAPHS_PER_IMPORT} graphs; split the files into several jobs.`);
+        }
+        const key = graphBlobKey(job.datasetId, this.platform.ids.newId());
+        written.push(key);
+        writer = new GraphBlobWriter(this.platform.blobs.data, key);
+        graphs.set(graphName, writer);
+      }
+      return writer;
+    };
+    try {
+      for (const [index, file] of files.entries()) {
+        const detected = this.formatOf(file.fileName);
+        if (!detected) throw new ValidationError(this.unknownFormatMessage(file.fileName));
+        const raw = await this.platform.blobs.uploads.get(file.blobKey);
+        if (!raw) throw new ValidationError(`${file.fileName}: the uploaded file is gone; upload it again in a new job.`);
+        const input = await maybeGunzip(raw, detected.gzip, file.fileName);
+        const batches = parseRdf(input, {
+          format: detected.format,
+          baseIRI: job.baseIRI ?? job.defaultGraphName,
+          blankNodePrefix: `j${job.jobId.slice(0, 8)}f${index}x`,
+          fileName: file.fileName,
+        });
+        // Quads of one graph usually come in runs: keep the last graph's writer at hand.
+        let lastGraph: string | null | undefined;
+        let writer: GraphBlobWriter | undefined;
+        for await (const batch of batches) {
+          for (const quad of batch as NtQuad[]) {
+            if (quad.graph !== lastGraph || !writer) {
+              const graphName = quad.graph === null ? job.defaultGraphName : quad.graph.startsWith('<') ? ntIriValue(quad.graph) : `${job.defaultGraphName}/${quad.graph.slice(2)}`;
+              writer = writerFor(graphName);
+              lastGraph = quad.graph;
+            }
+            const draining = writer.add(`${quad.subject} ${quad.predicate} ${quad.object} .`);
+            if (draining) await draining;
+          }
+        }
+      }
+      const result = new Map<string, { blobKey: string; statements: number }>();
+      for (const [name, writer] of graphs) {
+        await writer.end();
+        result.set(name, { blobKey: writer.blobKey, statements: writer.statements });
+      }
+      return result;
+    } catch (e) {
+      for (const writer of graphs.values()) writer.abort();
+      throw e;
+    }
+  }
+
+  /** The new manifest: new graphs added, clashing ones overwritten, merged or renamed. */
+  private async apply(
+    current: GraphManifest,
+    parsed: Map<string, { blobKey: string; statements: number }>,
+    job: JobRecord,
+    importedAt: string,
+    mergedBlobs: string[],
+  ): Promise<GraphManifest> {
+    const graphs = [...current.graphs];
+    const taken = new Set(graphs.map((g) => g.graphName));
+    for (const [graphName, part] of parsed) {
+      const existing = graphs.findIndex((g) => g.graphName === graphName);
+      const fresh: GraphEntry = { id: this.platform.ids.newId(), graphName, numberOfStatements: part.statements, importedAt, blobKey: part.blobKey };
+      if (existing < 0) {
+        graphs.push(fresh);
+        taken.add(graphName);
+      } else if (job.overwriteAll) {
+        graphs[existing] = fresh;
+      } else if (job.mergeGraphs) {
+        const old = graphs[existing]!;
+        const merged = await this.merge(job.datasetId, [old.blobKey, part.blobKey]);
+        mergedBlobs.push(merged.blobKey);
+        graphs[existing] = { ...old, numberOfStatements: merged.statements, importedAt, blobKey: merged.blobKey };
+      } else {
+        const name = freeGraphName(graphName, taken);
+        graphs.push({ ...fresh, graphName: name });
+        taken.add(name);
+      }
+    }
+    return { graphs };
+  }
+
+  /** A new blob with the distinct lines of several graph blobs. */
+  private async merge(datasetId: string, blobKeys: string[]): Promise<{ blobKey: string; statements: number }> {
+    const writer = new GraphBlobWriter(this.platform.blobs.data, graphBlobKey(datasetId, this.platform.ids.newId()));
+    try {
+      for (const key of blobKeys) {
+        for await (const line of await this.catalog.lines(key)) {
+          const draining = line ? writer.add(line) : undefined;
+          if (draining) await draining;
+        }
+      }
+      await writer.end();
+      return { blobKey: writer.blobKey, statements: writer.statements };
+    } catch (e) {
+      writer.abort();
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,66 @@
+import type { BlobStore } from '../../ports/blob-store.js';
+import type { FlowExecutor } from '../../ports/flow-executor.js';
+import type { FlowScheduler } from '../../ports/flow-scheduler.js';
+import type { FlowStore } from '../../ports/flow-store.js';
+import type { Mailer } from '../../ports/mailer.js';
+import type { UploadEvents } from '../../ports/upload-events.js';
+import type { MetadataStore } from '../../ports/metadata-store.js';
+import type { Clock, Ids, PasswordHasher, ResumableUploads, SparqlEngine, TaskQueue, TokenCodec, UrlFetcher } from '../../ports/platform.js';
+
+/** Instance settings the domain needs; read from the environment by the composition root. */
+export interface PlatformSettings {
+  /** Fixed public API URL; when absent the URL the request came in on is used. */
+  publicApiUrl?: string;
+  consoleUrl?: string;
+  /** Sender address of the platform's email. */
+  mailFrom: string;
+  /** Where requests on a user's behalf may go (URL imports, flow tasks). */
+  outbound: { allowPrivateNetworks: boolean };
+  version: string;
+  enabledServices: string[];
+  featureToggles: Record<string, boolean>;
+  /**
+   * Embedded SPARQL engine limits; snapshots beyond `maxStatements` go to the external engine
+   * (Amazon Neptune or Virtuoso over the SPARQL 1.1 Protocol) when one is configured.
+   */
+  sparql: {
+    queryTimeoutMs: number;
+    maxStatements: number;
+    replicas: number;
+    external?: { queryEndpoint: string; updateEndpoint?: string; graphStoreEndpoint?: string };
+  };
+}
+
+/** The ports every use case may use, wired once by `functions/composition/{aws,local}.ts`. */
+/** The three buckets: graphs and assets, temporary uploads, flow artifacts and large exports. */
+export interface Blobs {
+  data: BlobStore;
+  uploads: BlobStore;
+  artifacts: BlobStore;
+}
+
+export interface Platform {
+  store: MetadataStore;
+  /** Flows, their versions, runs and task instances (same table, own port). */
+  flows: FlowStore;
+  /** Runs compiled flows: Step Functions on AWS, aws-local-stepfunctions embedded. */
+  flowExecutor: FlowExecutor;
+  /** Fires flow schedules: EventBridge Scheduler on AWS, croner embedded. */
+  scheduler: FlowScheduler;
+  blobs: Blobs;
+  /** Outgoing email (failure emails, Send email tasks). */
+  mailer: Mailer;
+  /** Asset and import events (flow hooks listen to them). */
+  events: UploadEvents;
+  clock: Clock;
+  ids: Ids;
+  passwords: PasswordHasher;
+  tokens: TokenCodec;
+  tasks: TaskQueue;
+  fetcher: UrlFetcher;
+  uploads: ResumableUploads;
+  engine: SparqlEngine;
+  /** For snapshots too large for the embedded engine. */
+  externalEngine?: SparqlEngine;
+  settings: PlatformSettings;
+}

@@ -1,0 +1,367 @@
+import type { EngineQuery, SparqlStore } from '../../ports/platform.js';
+import type { AccessService } from '../datasets/access-service.js';
+import type { Caller } from '../shared/caller.js';
+import type { DatasetRecord } from '../datasets/datasets.js';
+import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../shared/errors.js';
+import { graphBlobKey, type GraphCatalog } from '../data/graph-catalog.js';
+import { GraphBlobWriter } from '../data/graph-writer.js';
+import { ImportService } from '../data/import-service.js';
+import { type GraphEntry, manifestTotals } from '../data/graphs.js';
+import type { Platform, PlatformSettings } from '../shared/platform.js';
+import {
+  assertServiceName,
+  isOutOfSync,
+  reasonerOf,
+  type ServiceRecord,
+  type ServiceSnapshot,
+  serviceTypeOf,
+} from './services.js';
+
+/** Statements one embedded store holds (oxigraph in WASM: about 12 million), query timeout, threads per service. */
+export type ServiceLimits = PlatformSettings['sparql'];
+
+const MAX_SERVICES_PER_DATASET = 10;
+const MAX_RETRIES = 8;
+
+interface Loaded {
+  manifestKey: string | null;
+  store: Promise<SparqlStore>;
+}
+
+/**
+ * SPARQL services of datasets. A service serves a snapshot (one manifest of its dataset); an
+ * import moves the dataset on and the service reports outOfSync until synced. Loaded stores live
+ * in this process (the embedded platform, or a warm SPARQL function); a sync loads the new
+ * snapshot beside the old one and swaps when it is complete, so no query sees half a load.
+ */
+export class ServiceManager {
+  private readonly loaded = new Map<string, Loaded>();
+  /** Stores of datasets' own endpoints, by manifest key (the last few only). */
+  private readonly datasetStores = new Map<string, Promise<SparqlStore>>();
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly access: AccessService,
+    private readonly catalog: GraphCatalog,
+    private readonly limits: ServiceLimits,
+  ) {}
+
+  private now(): string {
+    return this.platform.clock.now().toISOString();
+  }
+
+  private async service(dataset: DatasetRecord, name: string, label: string): Promise<ServiceRecord> {
+    const service = await this.platform.store.getService(dataset.id, name);
+    if (!service) throw new NotFoundError(`Service "${name}" does not exist in ${label}.`);
+    return service;
+  }
+
+  async list(caller: Caller | null, account: string, datasetName: string) {
+    const { dataset, owner } = await this.access.readableDataset(caller, account, datasetName);
+    const services = await this.platform.store.listServices(dataset.id);
+    return { dataset, owner, services: services.sort((a, b) => a.createdAt.localeCompare(b.createdAt)) };
+  }
+
+  async get(caller: Caller | null, account: string, datasetName: string, name: string) {
+    const { dataset, owner } = await this.access.readableDataset(caller, account, datasetName);
+    return { dataset, owner, service: await this.service(dataset, name, `${account}/${datasetName}`) };
+  }
+
+  private snapshotOf(dataset: DatasetRecord, options: { external: boolean } = { external: true }): ServiceSnapshot {
+    const snapshot = { manifestKey: dataset.graphsManifest ?? null, statements: dataset.statements, graphCount: dataset.graphCount };
+    if (snapshot.statements > this.limits.maxStatements && !(options.external && this.platform.externalEngine)) {
+      throw new ValidationError(
+        `The dataset has ${snapshot.statements} statements, more than the ${this.limits.maxStatements} one embedded SPARQL store holds; ` +
+          'use an external SPARQL engine (Amazon Neptune or Virtuoso) for a dataset this large.',
+      );
+    }
+    return snapshot;
+  }
+
+  async create(caller: Caller | null, account: string, datasetName: string, input: { name: unknown; type?: string; config?: { reasonerType?: string; reasoner?: string } }) {
+    const { dataset, owner } = await this.access.writableDataset(caller, account, datasetName, 'start services');
+    const name = assertServiceName(input.name);
+    const type = serviceTypeOf(input.type);
+    const reasoner = reasonerOf(type, input.config);
+    const existing = await this.platform.store.listServices(dataset.id);
+    if (existing.length >= MAX_SERVICES_PER_DATASET) throw new ValidationError(`A dataset has at most ${MAX_SERVICES_PER_DATASET} services.`);
+    const now = this.now();
+    const service: ServiceRecord = {
+      id: this.platform.ids.newId(),
+      datasetId: dataset.id,
+      name,
+      type,
+      reasoner,
+      status: 'starting',
+      snapshot: this.snapshotOf(dataset),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.platform.store.createService(service);
+    await this.countServices(dataset.id);
+    await this.platform.tasks.enqueueServiceLoad(dataset.id, service.id);
+    return { dataset, owner, service };
+  }
+
+  /** Writes a change to the service, re-reading and retrying when it changed meanwhile. */
+  private async change(datasetId: string, serviceId: string, apply: (s: ServiceRecord) => ServiceRecord | null): Promise<ServiceRecord | null> {
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      const current = (await this.platform.store.listServices(datasetId)).find((s) => s.id === serviceId);
+      if (!current) return null;
+      const next = apply(current);
+      if (!next) return current;
+      try {
+        await this.platform.store.replaceService({ ...next, updatedAt: this.now() }, current.updatedAt);
+        return next;
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e;
+      }
+    }
+    throw new ConflictError('The service is changing too often right now; retry.');
+  }
+
+  /**
+   * Background: loads the service's snapshot (or the pending one of a sync) and marks it running.
+   * With `warm` false (a function that does not serve queries) it only checks and marks; the
+   * SPARQL function then loads the snapshot on its first query.
+   */
+  async prepare(datasetId: string, serviceId: string, options: { warm: boolean }): Promise<void> {
+    const service = (await this.platform.store.listServices(datasetId)).find((s) => s.id === serviceId);
+    if (!service || (service.status !== 'starting' && service.status !== 'updating')) return;
+    const target = service.pendingSnapshot ?? service.snapshot;
+    try {
+      let statements = target.statements;
+      if (options.warm) {
+        const store = await this.open(service, target.manifestKey);
+        statements = store.statements;
+        const previous = this.loaded.get(service.id);
+        this.loaded.set(service.id, { manifestKey: target.manifestKey, store: Promise.resolve(store) });
+        if (previous && previous.manifestKey !== target.manifestKey) void previous.store.then((s) => s.close()).catch(() => {});
+      }
+      const oldSnapshot = service.snapshot;
+      await this.change(datasetId, serviceId, (s) => ({
+        ...s,
+        status: 'running',
+        snapshot: s.pendingSnapshot ?? s.snapshot,
+        pendingSnapshot: undefined,
+        loadedAt: this.now(),
+        loadedStatements: statements,
+        error: undefined,
+      }));
+      if (oldSnapshot.manifestKey !== target.manifestKey) await this.catalog.collect(datasetId, await this.catalog.manifestAt(oldSnapshot.manifestKey));
+    } catch (e) {
+      console.error('loading a service failed', { serviceId, error: (e as Error)?.stack ?? String(e) });
+      await this.change(datasetId, serviceId, (s) => ({
+        ...s,
+        status: service.status === 'updating' ? 'running' : 'error',
+        pendingSnapshot: undefined,
+        error: { message: `Loading the data failed: ${(e as Error).message}` },
+      }));
+    }
+  }
+
+  /** Loads a snapshot: into the embedded engine, or the external one when it is too large. */
+  private async open(service: Pick<ServiceRecord, 'reasoner'>, manifestKey: string | null, replicas = this.limits.replicas): Promise<SparqlStore> {
+    const manifest = await this.catalog.manifestAt(manifestKey);
+    const statements = manifestTotals(manifest).statements;
+    const engine = statements > this.limits.maxStatements && this.platform.externalEngine ? this.platform.externalEngine : this.platform.engine;
+    return engine.open({ statements, chunks: () => this.catalog.nquads(manifest) }, { reasoner: service.reasoner, replicas });
+  }
+
+  /** POST {sync|start|restart|stop: true}. */
+  async act(caller: Caller | null, account: string, datasetName: string, name: string, action: 'sync' | 'start' | 'restart' | 'stop') {
+    const { dataset, owner } = await this.access.writableDataset(caller, account, datasetName, 'manage services');
+    const service = await this.service(dataset, name, `${account}/${datasetName}`);
+    let next: ServiceRecord | null;
+    if (action === 'sync') {
+      if (!isOutOfSync(service, dataset.graphsManifest)) throw new ValidationError('Cannot sync a service that is not out of sync.');
+      if (service.status === 'stopped' || service.status === 'error') throw new ConflictError(`The service is ${service.status}; start it first.`);
+      const pending = this.snapshotOf(dataset);
+      next = await this.change(dataset.id, service.id, (s) => ({ ...s, status: 'updating', pendingSnapshot: pending }));
+    } else if (action === 'stop') {
+      next = await this.change(dataset.id, service.id, (s) => ({ ...s, status: 'stopped', pendingSnapshot: undefined }));
+      this.unload(service.id);
+    } else {
+      if (action === 'start' && service.status === 'running') return { dataset, owner, service };
+      next = await this.change(dataset.id, service.id, (s) => ({ ...s, status: 'starting', pendingSnapshot: undefined, error: undefined }));
+      this.unload(service.id);
+    }
+    if (next && next.status !== 'stopped') await this.platform.tasks.enqueueServiceLoad(dataset.id, service.id);
+    return { dataset, owner, service: next ?? service };
+  }
+
+  private unload(serviceId: string): void {
+    const loaded = this.loaded.get(serviceId);
+    this.loaded.delete(serviceId);
+    if (loaded) void loaded.store.then((s) => s.close()).catch(() => {});
+  }
+
+  async rename(caller: Caller | null, account: string, datasetName: string, name: string, newName: unknown) {
+    const { dataset, owner } = await this.access.writableDataset(caller, account, datasetName, 'manage services');
+    const service = await this.service(dataset, name, `${account}/${datasetName}`);
+    const renamed = await this.platform.store.renameService(service, assertServiceName(newName), this.now());
+    return { dataset, owner, service: renamed };
+  }
+
+  async delete(caller: Caller | null, account: string, datasetName: string, name: string): Promise<void> {
+    const { dataset } = await this.access.writableDataset(caller, account, datasetName, 'delete services');
+    const service = await this.service(dataset, name, `${account}/${datasetName}`);
+    await this.platform.store.deleteService(dataset.id, service.name);
+    this.unload(service.id);
+    await this.countServices(dataset.id);
+    await this.catalog.collect(dataset.id, await this.catalog.manifestAt(service.snapshot.manifestKey));
+  }
+
+  async graphs(caller: Caller | null, account: string, datasetName: string, name: string) {
+    const { service } = await this.get(caller, account, datasetName, name);
+    const manifest = await this.catalog.manifestAt(service.snapshot.manifestKey);
+    const status = service.status === 'running' || service.status === 'updating' ? 'loaded' : service.status === 'error' ? 'error' : 'notLoaded';
+    return manifest.graphs.map((g) => ({ graphName: g.graphName, status, statements: g.numberOfStatements }));
+  }
+
+  /** Runs a query on a service the caller may read. */
+  async query(caller: Caller | null, account: string, datasetName: string, name: string, request: Omit<EngineQuery, 'timeoutMs'>): Promise<string> {
+    const { service } = await this.get(caller, account, datasetName, name);
+    if (service.status !== 'running' && service.status !== 'updating') {
+      throw new ServiceUnavailableError(`Service "${name}" is ${service.status}; it answers queries once it is running.`);
+    }
+    let loaded = this.loaded.get(service.id);
+    if (!loaded || loaded.manifestKey !== service.snapshot.manifestKey) {
+      // First query in this process (a cold function, or after a restart): load the snapshot.
+      const store = this.open(service, service.snapshot.manifestKey);
+      loaded = { manifestKey: service.snapshot.manifestKey, store };
+      this.loaded.set(service.id, loaded);
+      store.catch(() => this.loaded.get(service.id) === loaded && this.loaded.delete(service.id));
+    }
+    return (await loaded.store).query({ ...request, timeoutMs: this.limits.queryTimeoutMs });
+  }
+
+  /** Queries the dataset's current graphs (its own endpoint). */
+  async queryDataset(caller: Caller | null, account: string, datasetName: string, request: Omit<EngineQuery, 'timeoutMs'>): Promise<string> {
+    const { dataset } = await this.access.readableDataset(caller, account, datasetName);
+    const key = dataset.graphsManifest ?? `empty:${dataset.id}`;
+    let store = this.datasetStores.get(key);
+    if (!store) {
+      this.snapshotOf(dataset, { external: false });
+      if (this.datasetStores.size >= 2) {
+        const [oldest, old] = this.datasetStores.entries().next().value as [string, Promise<SparqlStore>];
+        this.datasetStores.delete(oldest);
+        void old.then((s) => s.close()).catch(() => {});
+      }
+      // As many query threads as a service: one runaway query must not hold the endpoint.
+      store = this.open({ reasoner: 'None' }, dataset.graphsManifest ?? null);
+      this.datasetStores.set(key, store);
+      store.catch(() => this.datasetStores.delete(key));
+    }
+    return (await store).query({ ...request, timeoutMs: this.limits.queryTimeoutMs });
+  }
+
+  /**
+   * SPARQL Update on the dataset's own endpoint: applied to a private copy of the current graphs,
+   * whose result becomes a new dataset version exactly like an import (graph ids kept by name).
+   * If the dataset changed while the update ran, nothing is written and the caller retries.
+   */
+  async updateDataset(caller: Caller | null, account: string, datasetName: string, update: string, baseUrl: string, baseIri?: string) {
+    const { dataset, owner } = await this.access.writableDataset(caller, account, datasetName, 'update data');
+    this.snapshotOf(dataset, { external: false });
+    const baseKey = dataset.graphsManifest ?? null;
+    const base = await this.catalog.manifestAt(baseKey);
+    const defaultGraph = ImportService.defaultGraphFor(baseUrl, owner, dataset);
+    // The dataset's default graph is the update's default graph (what INSERT DATA without GRAPH
+    // writes and DELETE WHERE without GRAPH reads); every other graph keeps its name.
+    const store = await this.platform.engine.open(
+      { statements: dataset.statements, chunks: () => this.catalog.nquads(base, { asDefaultGraph: defaultGraph }) },
+      { reasoner: 'None', replicas: 1 },
+    );
+    let graphs: Map<string, string>;
+    try {
+      if (!store.update) throw new ValidationError('This engine does not take updates.');
+      graphs = await store.update(update, baseIri);
+    } finally {
+      await store.close();
+    }
+    const written: string[] = [];
+    const entries: GraphEntry[] = [];
+    const now = this.now();
+    try {
+      const byName = new Map<string, string[]>();
+      for (const [name, text] of graphs) {
+        const graphName = name === '' ? defaultGraph : name;
+        byName.set(graphName, [...(byName.get(graphName) ?? []), text]);
+      }
+      for (const [graphName, texts] of byName) {
+        const writer = new GraphBlobWriter(this.platform.blobs.data, graphBlobKey(dataset.id, this.platform.ids.newId()));
+        written.push(writer.blobKey);
+        for (const text of texts) {
+          for (const line of text.split('\n')) {
+            const draining = line ? writer.add(line) : undefined;
+            if (draining) await draining;
+          }
+        }
+        await writer.end();
+        if (writer.statements === 0) continue;
+        const old = base.graphs.find((g) => g.graphName === graphName);
+        entries.push({
+          id: old?.id ?? this.platform.ids.newId(),
+          graphName,
+          numberOfStatements: writer.statements,
+          importedAt: old?.importedAt ?? now,
+          blobKey: writer.blobKey,
+        });
+      }
+      const result = await this.catalog.swap(dataset.id, async (_current, latest) => {
+        if ((latest.graphsManifest ?? null) !== baseKey) throw new ConflictError('The dataset changed while the update ran; nothing was written. Send the update again.');
+        return { graphs: entries };
+      });
+      await this.catalog.collect(dataset.id, result.previous);
+      const kept = new Set(entries.map((e) => e.blobKey));
+      for (const key of written) if (!kept.has(key)) await this.platform.blobs.data.delete(key).catch(() => {});
+      return { graphCount: result.dataset.graphCount, statements: result.dataset.statements };
+    } catch (e) {
+      for (const key of written) await this.platform.blobs.data.delete(key).catch(() => {});
+      throw e;
+    }
+  }
+
+  /** After a restart of the embedded platform: load the services that were serving. */
+  async recover(): Promise<void> {
+    let after: string | undefined;
+    for (let round = 0; round < 10_000; round++) {
+      const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
+      for (const { item: dataset } of batch.items) {
+        for (const service of await this.platform.store.listServices(dataset.id)) {
+          if (service.status === 'running' || service.status === 'updating') {
+            await this.change(dataset.id, service.id, (s) => ({ ...s, status: s.pendingSnapshot ? 'updating' : 'starting' }));
+          }
+          if (service.status !== 'stopped' && service.status !== 'error') await this.platform.tasks.enqueueServiceLoad(dataset.id, service.id);
+        }
+      }
+      const last = batch.items[batch.items.length - 1];
+      if (!batch.more || !last) return;
+      after = last.cursor;
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    const stores = [...this.loaded.values()].map((l) => l.store).concat([...this.datasetStores.values()]);
+    this.loaded.clear();
+    this.datasetStores.clear();
+    await Promise.allSettled(stores.map((s) => s.then((x) => x.close())));
+  }
+
+  private async countServices(datasetId: string): Promise<void> {
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      const dataset = await this.platform.store.getDatasetById(datasetId);
+      if (!dataset) return;
+      const serviceCount = (await this.platform.store.listServices(datasetId)).length;
+      if (serviceCount === dataset.serviceCount) return;
+      try {
+        await this.platform.store.updateDataset({ ...dataset, serviceCount, revision: dataset.revision + 1 });
+        return;
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e;
+      }
+    }
+  }
+}
+
