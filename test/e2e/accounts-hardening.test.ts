@@ -12,6 +12,7 @@ import { LOGIN_WINDOW_SECONDS, MAX_LOGIN_ATTEMPTS_PER_ACCOUNT, MAX_LOGIN_ATTEMPT
 import { ROUTES } from '../../functions/http/route-table.js';
 import { consoleSession } from '../support/flows.js';
 import { TestPlatform } from '../support/platform.js';
+import { systemClock } from '../../functions/adapters/common/node-crypto.js';
 
 let p: TestPlatform;
 let owner: string;
@@ -238,7 +239,7 @@ describe('oversized path segments and forged cursors', () => {
 describe('sign-in throttling', () => {
   let q: TestPlatform;
   let nowMs = Date.parse('2026-11-24T10:00:00.000Z');
-  const clock = { now: () => new Date(nowMs) };
+  const clock = { ...systemClock, now: () => new Date(nowMs) };
   const login = (accountName: string, password: string) => q.request('POST', '/login', { body: { accountName, password } });
 
   beforeAll(async () => {

@@ -13,8 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CronerScheduler } from '../../functions/adapters/local/croner-scheduler.js';
 import { consoleSession, createFlow, enableFlows, waitForRun } from '../support/flows.js';
 import { TestPlatform } from '../support/platform.js';
+import { systemClock } from '../../functions/adapters/common/node-crypto.js';
 
 class ManualClock {
+  // Only `now` is manual; waits are real.
+  sleep = systemClock.sleep;
+  after = systemClock.after;
   private t: number;
   constructor(iso: string) {
     this.t = Date.parse(iso);

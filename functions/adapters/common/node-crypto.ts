@@ -4,7 +4,14 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Clock, Ids, PasswordHasher, TokenCodec } from '../../ports/platform.js';
 
 /** Adapters over Node's own crypto and clock; the same in both runtimes. */
-export const systemClock: Clock = { now: () => new Date() };
+export const systemClock: Clock = {
+  now: () => new Date(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  after(ms, action) {
+    const timer = setTimeout(action, ms);
+    return () => clearTimeout(timer);
+  },
+};
 
 export const randomIds: Ids = {
   newId: () => randomBytes(12).toString('hex'),

@@ -17,6 +17,7 @@ import { EventBridgeScheduler, FLOW_SCHEDULE_NAME_PREFIX, scheduleName } from '.
 import { CronerScheduler } from '../../../functions/adapters/local/croner-scheduler.js';
 import type { ScheduleRecord } from '../../../functions/domain/flows/records.js';
 import { handler as scheduleStartHandler } from '../../../functions/handlers/flow-schedule-start.js';
+import { systemClock } from '../../../functions/adapters/common/node-crypto.js';
 
 const GROUP = 'LinkedDataPlatform-Stateless-flow-schedules';
 const TARGET = 'arn:aws:lambda:eu-west-1:123456789012:function:flow-schedule-start';
@@ -24,6 +25,9 @@ const ROLE = 'arn:aws:iam::123456789012:role/FlowScheduleRole';
 const meta = { $metadata: {} };
 
 class ManualClock {
+  // Only `now` is manual; waits are real.
+  sleep = systemClock.sleep;
+  after = systemClock.after;
   constructor(private t: number) {}
   now = () => new Date(this.t);
   set(iso: string) {
