@@ -18,7 +18,7 @@ import { urlFetcher } from '../adapters/common/fetch-url.js';
 import type { InternalEndpoint } from '../adapters/common/outbound-guard.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
 import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
-import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol-engine.js';
+import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol/engine.js';
 import type { Platform, PlatformSettings } from '../domain/shared/platform.js';
 import type { Services } from '../http/api.js';
 import type { ErrorLogger } from '../http/errors.js';

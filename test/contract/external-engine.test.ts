@@ -8,7 +8,7 @@ import * as oxigraph from 'oxigraph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { oxigraphEngine } from '../../functions/adapters/common/oxigraph/oxigraph-engine.js';
-import { SparqlProtocolEngine } from '../../functions/adapters/common/sparql-protocol-engine.js';
+import { SparqlProtocolEngine } from '../../functions/adapters/common/sparql-protocol/engine.js';
 import {
   type EngineQuery,
   EngineOverloadedError,

@@ -58,9 +58,9 @@
 import { randomBytes } from 'node:crypto';
 import * as oxigraph from 'oxigraph';
 import sparqljs from 'sparqljs';
-import { assertSparqlLimits, parseFailure } from '../../rdf/sparql-analysis.js';
-import { ParseRejectedError, sparqlParser } from '../../rdf/sparql-parser-pool.js';
-import { PREFIXES, rulesFor } from './oxigraph/reasoning-rules.mjs';
+import { assertSparqlLimits, parseFailure } from '../../../rdf/sparql-analysis.js';
+import { ParseRejectedError, sparqlParser } from '../../../rdf/sparql-parser-pool.js';
+import { PREFIXES, rulesFor } from '../oxigraph/reasoning-rules.mjs';
 
 import {
   type EngineQuery,
@@ -71,7 +71,7 @@ import {
   type SnapshotSource,
   type SparqlEngine,
   type SparqlStore,
-} from '../../ports/platform.js';
+} from '../../../ports/platform.js';
 
 export type EndpointAuth =
   | { type: 'basic'; username: string; password: string }
