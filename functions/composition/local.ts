@@ -20,7 +20,7 @@ import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { internalEndpointsFromEnv, settingsFromEnv } from '../config.js';
 import { ENV } from '../env-names.js';
 import type { PlatformSettings } from '../domain/shared/platform.js';
-import type { Clock } from '../ports/platform.js';
+import type { Clock } from '../ports/clock.js';
 import { HANDLER_MODULES } from '../handlers/index.js';
 import type { FamilyHandler, Services } from '../http/api.js';
 import { createNodeServer } from '../http/node-server.js';

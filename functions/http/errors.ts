@@ -1,5 +1,5 @@
 import { DomainError, type DomainErrorKind, TooManyRequestsError } from '../domain/shared/errors.js';
-import { EngineOverloadedError, EngineQueryError, EngineTimeoutError } from '../ports/platform.js';
+import { EngineOverloadedError, EngineQueryError, EngineTimeoutError } from '../ports/sparql-engine.js';
 import { SparqlSyntaxError } from '../rdf/sparql-analysis.js';
 import type { HttpResponse } from './types.js';
 

@@ -16,7 +16,7 @@ import {
   EngineTimeoutError,
   type SnapshotSource,
   type SparqlStore,
-} from '../../functions/ports/platform.js';
+} from '../../functions/ports/sparql-engine.js';
 import { isomorphic } from '../../functions/rdf/isomorphic.js';
 import { type NtQuad, rdfJsQuadToNt } from '../../functions/rdf/nt.js';
 import { findVirtuoso, startVirtuoso, VIRTUOSO_PACKAGE, type VirtuosoServer } from '../support/virtuoso.js';

@@ -10,7 +10,7 @@ import {
 import { awsScheduleExpression, nextRun } from '../../domain/flows/schedules/schedules.js';
 import type { ScheduleRecord } from '../../domain/flows/records.js';
 import type { FlowScheduler } from '../../ports/flow-scheduler.js';
-import type { Clock } from '../../ports/platform.js';
+import type { Clock } from '../../ports/clock.js';
 
 /** Start of every flow schedule's name in the group; IAM is scoped to `<prefix>-*`. */
 export const FLOW_SCHEDULE_NAME_PREFIX = 'flow-schedule';

@@ -1,5 +1,5 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import type { TaskQueue } from '../../ports/platform.js';
+import type { TaskQueue } from '../../ports/task-queue.js';
 
 /** The payload the import worker function receives. */
 export type WorkerTask = { kind: 'import'; datasetId: string; jobId: string } | { kind: 'service'; datasetId: string; serviceId: string };

@@ -1,5 +1,5 @@
 import { Readable, Transform } from 'node:stream';
-import type { FetchedFile, UrlFetcher } from '../../ports/platform.js';
+import type { FetchedFile, UrlFetcher } from '../../ports/url-fetcher.js';
 import { guardedFetch, type OutboundPolicy } from './outbound-guard.js';
 
 /** The file name a download gets: Content-Disposition, else the last path segment. */

@@ -1,7 +1,10 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { jwtVerify, SignJWT } from 'jose';
-import type { Clock, Ids, PasswordHasher, TokenCodec } from '../../ports/platform.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Ids } from '../../ports/ids.js';
+import type { PasswordHasher } from '../../ports/password-hasher.js';
+import type { TokenCodec } from '../../ports/token-codec.js';
 
 /** Adapters over Node's own crypto and clock; the same in both runtimes. */
 export const systemClock: Clock = {

@@ -1,7 +1,7 @@
 import { nextRun } from '../../domain/flows/schedules/schedules.js';
 import type { ScheduleRecord } from '../../domain/flows/records.js';
 import type { FlowScheduler } from '../../ports/flow-scheduler.js';
-import type { Clock } from '../../ports/platform.js';
+import type { Clock } from '../../ports/clock.js';
 
 /** Starts the run of a schedule that is due (FlowScheduleService.fire). */
 export type ScheduleFirer = (schedule: ScheduleRecord) => Promise<unknown>;

@@ -1,4 +1,4 @@
-import type { TaskQueue } from '../../ports/platform.js';
+import type { TaskQueue } from '../../ports/task-queue.js';
 
 /**
  * Runs imports in this process, a few at a time, after the request that started them has been

@@ -3,7 +3,7 @@ import { Server } from '@tus/server';
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { DomainError, type DomainErrorKind } from '../../domain/shared/errors.js';
-import type { FinishedUpload, ResumableUploads, UnfinishedUpload } from '../../ports/platform.js';
+import type { FinishedUpload, ResumableUploads, UnfinishedUpload } from '../../ports/resumable-uploads.js';
 
 const STATUS_OF: Partial<Record<DomainErrorKind, number>> = { 'not-found': 404, conflict: 409, forbidden: 403, 'too-large': 413 };
 

@@ -3,7 +3,7 @@ import { formatFromMediaType, formatFromPath } from '../../rdf/negotiate.js';
 import { ntIriValue, type NtQuad } from '../../rdf/nt.js';
 import { parseRdf, RdfSyntaxError } from '../../rdf/parse.js';
 import { RDF_FORMATS, type RdfFormat } from '../../rdf/formats.js';
-import type { FinishedUpload } from '../../ports/platform.js';
+import type { FinishedUpload } from '../../ports/resumable-uploads.js';
 import type { AccessService } from '../datasets/access-service.js';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { Caller } from '../shared/caller.js';

@@ -5,7 +5,14 @@ import type { FlowStore } from '../../ports/flow-store.js';
 import type { Mailer } from '../../ports/mailer.js';
 import type { UploadEvents } from '../../ports/upload-events.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
-import type { Clock, Ids, PasswordHasher, ResumableUploads, SparqlEngine, TaskQueue, TokenCodec, UrlFetcher } from '../../ports/platform.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Ids } from '../../ports/ids.js';
+import type { PasswordHasher } from '../../ports/password-hasher.js';
+import type { ResumableUploads } from '../../ports/resumable-uploads.js';
+import type { SparqlEngine } from '../../ports/sparql-engine.js';
+import type { TaskQueue } from '../../ports/task-queue.js';
+import type { TokenCodec } from '../../ports/token-codec.js';
+import type { UrlFetcher } from '../../ports/url-fetcher.js';
 
 /** Instance settings the domain needs; read from the environment by the composition root. */
 export interface PlatformSettings {

@@ -1,4 +1,4 @@
-import type { EngineQuery, SparqlStore } from '../../ports/platform.js';
+import type { EngineQuery, SparqlStore } from '../../ports/sparql-engine.js';
 import type { AccessService } from '../datasets/access-service.js';
 import type { Caller } from '../shared/caller.js';
 import type { DatasetRecord } from '../datasets/datasets.js';

@@ -1,4 +1,4 @@
-import type { Reasoner } from '../../ports/platform.js';
+import type { Reasoner } from '../../ports/sparql-engine.js';
 import { ValidationError } from '../shared/errors.js';
 
 /** TriplyDB's service types; the spec calls them Sparql (virtuoso) and RichSparql (jena). */

@@ -8,7 +8,7 @@ import {
   type SnapshotSource,
   type SparqlEngine,
   type SparqlStore,
-} from '../../../ports/platform.js';
+} from '../../../ports/sparql-engine.js';
 
 const WORKER_URL = new URL('./worker.mjs', import.meta.url);
 const MAX_WAITING = 256;
