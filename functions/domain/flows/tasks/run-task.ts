@@ -14,7 +14,7 @@ import { analyzeSparql } from '../../../rdf/sparql-analysis.js';
 import { ntLine, parseNtLines, sanitizeBlankLabel } from '../../../rdf/nt.js';
 import { parseRdf } from '../../../rdf/parse.js';
 import { instantiate, type TermValue } from '../../../rdf/sparql-template.js';
-import type { FetchedFile } from '../../../ports/platform.js';
+import type { FetchedFile } from '../../../ports/url-fetcher.js';
 import type { AccessService } from '../../datasets/access-service.js';
 import type { Caller } from '../../shared/caller.js';
 import type { DatasetService } from '../../datasets/dataset-service.js';
