@@ -22,7 +22,7 @@ import type { DatasetRecord } from '../../datasets/datasets.js';
 import { ConflictError, NotFoundError } from '../../shared/errors.js';
 import { GraphStager, swapInGraphs } from './graph-writes.js';
 import { describeFormat, detectFormat, formatOfSetting, openDownload, readAsLines, type LoadFormat } from './load-file.js';
-import { SHACL_MAX_STATEMENTS, TripleCollector, validateShacl } from './shacl.js';
+import { SHACL_MAX_STATEMENTS, TripleCollector, validateShacl } from './shacl-validation.js';
 import type { GraphCatalog } from '../../data/graph-catalog.js';
 import type { GraphEntry } from '../../data/graphs.js';
 import { assertAbsoluteIri } from '../../shared/names.js';
