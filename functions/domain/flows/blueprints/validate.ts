@@ -3,7 +3,8 @@
  * first), each with a path and a message saying what to fix, and returns the normalized
  * definition (defaults filled in) only when there is none.
  */
-import { isPlainObject, kindOf, SettingsReader, shown, TASK_CATALOGUE, type CheckContext } from '../tasks/catalogue.js';
+import { TASK_CATALOGUE } from '../tasks/catalogue.js';
+import { isPlainObject, kindOf, SettingsReader, shown, type CheckContext } from '../tasks/settings-reader.js';
 import { buildGraph, findCycles } from './graph.js';
 import { charLength, FLOW_LIMITS } from '../limits.js';
 import {
