@@ -1,9 +1,9 @@
-import type { ScheduleRecord } from '../domain/flows/records.js';
+import type { ScheduleRecord } from './records/flows.js';
 
 /**
  * Fires flow schedules: EventBridge Scheduler on AWS (one schedule per flow schedule, invoking the
  * schedule-start function), croner in the embedded platform's process. Both fire the same
- * recurrences at the same instants (see `functions/domain/flows/schedules.ts`); when one fires,
+ * recurrences at the same instants (see `functions/domain/flows/schedules/schedules.ts`); when one fires,
  * the runtime calls `FlowScheduleService.fire(blueprintUid, scheduleId)`.
  */
 export interface FlowScheduler {

@@ -1,4 +1,4 @@
-import type { FlowRecord, FlowSwitches, FlowVersionRecord, HookRecord, MaskedValuesRecord, RunRecord, ScheduleRecord, TaskInstanceRecord } from '../domain/flows/records.js';
+import type { FlowRecord, FlowSwitches, FlowVersionRecord, HookRecord, MaskedValuesRecord, RunRecord, ScheduleRecord, TaskInstanceRecord } from './records/flows.js';
 import type { Batch, ListRequest } from './metadata-store.js';
 
 /**

@@ -1,9 +1,9 @@
-import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from '../domain/accounts/accounts.js';
-import type { AssetRecord } from '../domain/data/assets.js';
-import type { DatasetRecord } from '../domain/datasets/datasets.js';
-import type { JobFileRecord, JobRecord, JobStatus } from '../domain/data/jobs.js';
-import type { QueryVersionRecord, SavedQueryRecord } from '../domain/queries/saved-queries.js';
-import type { ServiceRecord } from '../domain/sparql/services.js';
+/** MetadataStore port: accounts, datasets, jobs, assets, services and saved queries as stored. */
+import type { AccountRecord, MembershipRecord, SessionRecord, TokenRecord } from './records/accounts.js';
+import type { AssetRecord, JobFileRecord, JobRecord, JobStatus } from './records/data.js';
+import type { DatasetRecord } from './records/datasets.js';
+import type { QueryVersionRecord, SavedQueryRecord } from './records/queries.js';
+import type { ServiceRecord } from './records/sparql.js';
 
 /** One item of a listing, with the opaque cursor that resumes the listing right after it. */
 export interface Positioned<T> {

@@ -1,58 +1,7 @@
-import type { CustomRole } from './permissions.js';
+import type { AccountRecord, MembershipRecord, TokenRecord } from '../../ports/records/accounts.js';
 
-export type AccountType = 'user' | 'org';
-
-/** An account as stored. Users carry a password hash; organisations carry roles and a parent. */
-export interface AccountRecord {
-  uid: string;
-  type: AccountType;
-  accountName: string;
-  name?: string;
-  description: string;
-  email?: string;
-  createdAt: string;
-  updatedAt: string;
-  /** Users only. A slow hash (scrypt), never returned. */
-  passwordHash?: string;
-  /** Users only: a password change counts this up, and sessions of an older generation end. */
-  sessionGeneration?: number;
-  /** Users only: instance administrator. */
-  isAdmin?: boolean;
-  /** Users only: the "Email notifications" setting (flow failure emails); on unless false. */
-  emailNotifications?: boolean;
-  /** Organisations only. */
-  parentUid?: string;
-  customRoles?: CustomRole[];
-}
-
-export interface MembershipRecord {
-  orgUid: string;
-  userUid: string;
-  role: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface TokenRecord {
-  uid: string;
-  tokenId: string;
-  description: string;
-  readOnly: boolean;
-  /** SHA-256 of the whole token string; the token itself is shown once and never stored. */
-  tokenHash: string;
-  createdAt: string;
-}
-
-export interface SessionRecord {
-  sessionHash: string;
-  uid: string;
-  csrfToken: string;
-  /** The account's `sessionGeneration` when the session opened (absent: 0). */
-  generation?: number;
-  createdAt: string;
-  /** Epoch seconds (the table's TTL attribute). */
-  expiresAt: number;
-}
+// The stored records are types of the ports (ports/records); re-exported for the domain's importers.
+export type { AccountRecord, AccountType, MembershipRecord, SessionRecord, TokenRecord } from '../../ports/records/accounts.js';
 
 /** The public JSON of an account, with TriplyDB field names. Email only for its owner and admins. */
 export function accountView(

@@ -2,6 +2,11 @@
  * Permissions and roles. A member of an organisation holds one role there; the role grants a set
  * of permissions. Membership of a parent organisation counts for its children.
  */
+import type { CustomRole, Permission } from '../../ports/records/accounts.js';
+
+// The stored records are types of the ports (ports/records); re-exported for the domain's importers.
+export type { CustomRole, Permission } from '../../ports/records/accounts.js';
+
 export const PERMISSIONS = [
   'manageAccount',
   'writeDatasets',
@@ -10,9 +15,9 @@ export const PERMISSIONS = [
   'runFlows',
   'manageFlowBlueprints',
   'manageFlowMaskedValues',
-] as const;
-
-export type Permission = (typeof PERMISSIONS)[number];
+] as const satisfies readonly Permission[];
+// Compile-time check that the list names every Permission (the type lives with the stored records).
+true satisfies (Permission extends (typeof PERMISSIONS)[number] ? true : false);
 
 export const isPermission = (value: unknown): value is Permission =>
   typeof value === 'string' && (PERMISSIONS as readonly string[]).includes(value);
@@ -30,11 +35,6 @@ export const isBuiltInRole = (role: string): role is keyof typeof BUILT_IN_ROLES
 
 /** Permissions a read-only token keeps: nothing that changes state. */
 export const READ_ONLY_PERMISSIONS: readonly Permission[] = ['readFlows'];
-
-export interface CustomRole {
-  name: string;
-  permissions: Permission[];
-}
 
 /** The permissions of `role` in an organisation whose custom roles are `customRoles`. */
 export function permissionsOfRole(role: string, customRoles: readonly CustomRole[]): Set<Permission> {

@@ -1,21 +1,8 @@
 /** Assets: files stored with a dataset, with versions (TriplyDB's Asset model). */
-export interface AssetVersion {
-  id: string;
-  uploadedAt: string;
-  fileSize: number;
-  blobKey: string;
-  contentType?: string;
-}
+import type { AssetRecord } from '../../ports/records/data.js';
 
-export interface AssetRecord {
-  identifier: string;
-  datasetId: string;
-  assetName: string;
-  createdAt: string;
-  updatedAt: string;
-  /** Oldest first; the last one is the latest. */
-  versions: AssetVersion[];
-}
+// The stored records are types of the ports (ports/records); re-exported for the domain's importers.
+export type { AssetRecord, AssetVersion } from '../../ports/records/data.js';
 
 export const MAX_ASSET_NAME_LENGTH = 255;
 export const MAX_ASSET_VERSIONS = 1000;

@@ -1,40 +1,10 @@
 /** Import jobs, with TriplyDB's IndexJob field names and statuses. */
-export type JobStatus = 'created' | 'downloading' | 'pending' | 'indexing' | 'finished' | 'canceled' | 'error';
-export type JobType = 'upload' | 'download';
+import type { JobFileRecord, JobRecord, JobStatus } from '../../ports/records/data.js';
+
+// The stored records are types of the ports (ports/records); re-exported for the domain's importers.
+export type { JobFileRecord, JobRecord, JobStatus, JobType } from '../../ports/records/data.js';
 
 export const FINAL_JOB_STATUSES: readonly JobStatus[] = ['finished', 'canceled', 'error'];
-
-export interface JobRecord {
-  jobId: string;
-  datasetId: string;
-  type: JobType;
-  status: JobStatus;
-  defaultGraphName: string;
-  baseIRI?: string;
-  overwriteAll: boolean;
-  mergeGraphs: boolean;
-  downloadUrls?: string[];
-  createdAt: string;
-  updatedAt: string;
-  error?: { message: string };
-  graphNames?: string[];
-  indexedGraphCount?: number;
-  statements?: number;
-  /** Set while a worker owns the job, so a second start cannot run it twice. */
-  startedAt?: string;
-  finishedAt?: string;
-}
-
-export interface JobFileRecord {
-  jobId: string;
-  datasetId: string;
-  fileId: string;
-  fileName: string;
-  fileSize: number;
-  /** Key of the uploaded bytes in the uploads bucket. */
-  blobKey: string;
-  createdAt: string;
-}
 
 export const jobView = (job: JobRecord, files: JobFileRecord[], jobUrl: string): Record<string, unknown> => ({
   jobId: job.jobId,

@@ -1,8 +1,13 @@
 import type { AccountRecord } from '../accounts/accounts.js';
 import { accountView } from '../accounts/accounts.js';
+import type { AccessLevel, DatasetRecord, License } from '../../ports/records/datasets.js';
 
-export const ACCESS_LEVELS = ['public', 'internal', 'private'] as const;
-export type AccessLevel = (typeof ACCESS_LEVELS)[number];
+// The stored records are types of the ports (ports/records); re-exported for the domain's importers.
+export type { AccessLevel, DatasetRecord, License, Prefix } from '../../ports/records/datasets.js';
+
+export const ACCESS_LEVELS = ['public', 'internal', 'private'] as const satisfies readonly AccessLevel[];
+// Compile-time check that the list names every AccessLevel (the type lives with the stored records).
+true satisfies (AccessLevel extends (typeof ACCESS_LEVELS)[number] ? true : false);
 
 export const LICENSES = [
   'CC0 1.0',
@@ -17,37 +22,8 @@ export const LICENSES = [
   'PDDL',
   'GFDL',
   'CC-BY-SA',
-] as const;
-export type License = (typeof LICENSES)[number];
-
-export interface Prefix {
-  prefixLabel: string;
-  iri: string;
-}
-
-export interface DatasetRecord {
-  id: string;
-  ownerUid: string;
-  name: string;
-  displayName: string;
-  description: string;
-  accessLevel: AccessLevel;
-  license?: License;
-  prefixes: Prefix[];
-  exampleResources: string[];
-  tags: string[];
-  createdAt: string;
-  updatedAt: string;
-  graphCount: number;
-  statements: number;
-  serviceCount: number;
-  assetCount: number;
-  /** Blob key of the current graph manifest (see graphs.ts); absent while the dataset has no graphs. */
-  graphsManifest?: string;
-  lastGraphsUpdateTime?: string;
-  /** Incremented on every write; writes are conditional on it so concurrent changes never interleave. */
-  revision: number;
-}
+] as const satisfies readonly License[];
+true satisfies (License extends (typeof LICENSES)[number] ? true : false);
 
 export const datasetView = (d: DatasetRecord, owner: AccountRecord): Record<string, unknown> => ({
   id: d.id,

@@ -1,49 +1,13 @@
 import type { AccountRecord } from '../accounts/accounts.js';
 import { accountView } from '../accounts/accounts.js';
-import type { AccessLevel, DatasetRecord } from '../datasets/datasets.js';
+import type { DatasetRecord } from '../datasets/datasets.js';
 import { datasetView } from '../datasets/datasets.js';
 import { ValidationError } from '../shared/errors.js';
 
-/** Where a saved query runs: the dataset's own endpoint (`speedy`) or its service of a type. */
-export type QueryServiceType = 'speedy' | 'virtuoso' | 'jena';
+import type { QueryVariable, SavedQueryRecord, QueryVersionRecord } from '../../ports/records/queries.js';
 
-export interface QueryVariable {
-  name: string;
-  termType: 'NamedNode' | 'Literal';
-  datatype?: string;
-  language?: string;
-  defaultValue?: string;
-  required: boolean;
-  allowedValues: string[];
-}
-
-export interface SavedQueryRecord {
-  id: string;
-  ownerUid: string;
-  name: string;
-  displayName?: string;
-  description: string;
-  accessLevel: AccessLevel;
-  datasetId?: string;
-  serviceType: QueryServiceType;
-  tags: string[];
-  numberOfVersions: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface QueryVersionRecord {
-  queryId: string;
-  version: number;
-  query: string;
-  renderConfig: { output: string; settings?: Record<string, unknown> };
-  variables: QueryVariable[];
-  headers?: Record<string, string>;
-  ldFrame?: Record<string, unknown>;
-  createdAt: string;
-  /** Who saved this version. */
-  accountName: string;
-}
+// The stored records are types of the ports (ports/records); re-exported for the domain's importers.
+export type { QueryServiceType, QueryVariable, QueryVersionRecord, SavedQueryRecord } from '../../ports/records/queries.js';
 
 const QUERY_NAME = /^[a-zA-Z0-9][a-zA-Z0-9-]{0,39}$/;
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;

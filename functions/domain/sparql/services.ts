@@ -1,9 +1,10 @@
 import type { Reasoner } from '../../ports/sparql-engine.js';
 import { ValidationError } from '../shared/errors.js';
 
-/** TriplyDB's service types; the spec calls them Sparql (virtuoso) and RichSparql (jena). */
-export type ServiceType = 'virtuoso' | 'jena';
-export type ServiceStatus = 'starting' | 'running' | 'updating' | 'stopped' | 'error';
+import type { ServiceRecord, ServiceType } from '../../ports/records/sparql.js';
+
+// The stored records are types of the ports (ports/records); re-exported for the domain's importers.
+export type { ServiceRecord, ServiceSnapshot, ServiceStatus, ServiceType } from '../../ports/records/sparql.js';
 
 /** Names accepted for each type: the spec's, TriplyDB's current and its older (V1) ones. */
 const TYPE_ALIASES: Record<string, ServiceType> = {
@@ -48,31 +49,6 @@ export function assertServiceName(name: unknown): string {
   }
   if (name.toLowerCase() === 'speedy') throw new ValidationError('name: "Speedy" is reserved; choose another service name.');
   return name;
-}
-
-export interface ServiceSnapshot {
-  /** Blob key of the dataset manifest the service serves (null: the dataset had no graphs). */
-  manifestKey: string | null;
-  statements: number;
-  graphCount: number;
-}
-
-export interface ServiceRecord {
-  id: string;
-  datasetId: string;
-  name: string;
-  type: ServiceType;
-  reasoner: Reasoner;
-  status: ServiceStatus;
-  snapshot: ServiceSnapshot;
-  /** While syncing: the snapshot being loaded; the old one keeps answering. */
-  pendingSnapshot?: ServiceSnapshot;
-  createdAt: string;
-  updatedAt: string;
-  loadedAt?: string;
-  error?: { message: string };
-  /** Statements in the loaded store, inferences included. */
-  loadedStatements?: number;
 }
 
 export const isOutOfSync = (service: ServiceRecord, currentManifest: string | undefined): boolean =>

@@ -3,15 +3,30 @@
  * compiler turns into Amazon States Language. The JSON format is documented in
  * `statemachines/README.md`; `validate.ts` checks it and names every problem at once.
  */
+import type { ControlTaskType, DataTaskType, FlowAccessLevel, FlowDefinition, TaskType } from '../../../ports/records/flow-definition.js';
 
-export const FLOW_FORMAT_VERSION = 1;
+// The stored records are types of the ports (ports/records); re-exported for the domain's importers.
+export type {
+  ControlTaskType,
+  DataTaskType,
+  FlowAccessLevel,
+  FlowConnection,
+  FlowDefinition,
+  FlowTask,
+  FlowVariable,
+  MaskedValue,
+  OutputVariable,
+  Preset,
+  TaskType,
+} from '../../../ports/records/flow-definition.js';
+
+export const FLOW_FORMAT_VERSION: FlowDefinition['formatVersion'] = 1;
 
 /** `Public` is displayed in the console but cannot be chosen (spec, "Access levels of a flow"). */
-export type FlowAccessLevel = 'Private' | 'Internal';
 export const FLOW_ACCESS_LEVELS: readonly FlowAccessLevel[] = ['Private', 'Internal'];
 
 /** Control tasks steer the run; data tasks act on datasets and the outside world. */
-export const CONTROL_TASK_TYPES = ['setVariables', 'decision', 'stopRun', 'setDescription', 'wait'] as const;
+export const CONTROL_TASK_TYPES = ['setVariables', 'decision', 'stopRun', 'setDescription', 'wait'] as const satisfies readonly ControlTaskType[];
 export const DATA_TASK_TYPES = [
   'sparqlQuery',
   'sparqlUpdate',
@@ -21,80 +36,13 @@ export const DATA_TASK_TYPES = [
   'sendEmail',
   'setAccessLevel',
   'serviceAction',
-] as const;
-export type TaskType = (typeof CONTROL_TASK_TYPES)[number] | (typeof DATA_TASK_TYPES)[number];
+] as const satisfies readonly DataTaskType[];
+// Compile-time check that the lists name every task type (the types live with the stored records).
+true satisfies (TaskType extends (typeof CONTROL_TASK_TYPES)[number] | (typeof DATA_TASK_TYPES)[number] ? true : false);
 export const TASK_TYPES: readonly TaskType[] = [...CONTROL_TASK_TYPES, ...DATA_TASK_TYPES];
 
 export function isTaskType(value: unknown): value is TaskType {
   return typeof value === 'string' && (TASK_TYPES as readonly string[]).includes(value);
-}
-
-export interface FlowDefinition {
-  formatVersion: typeof FLOW_FORMAT_VERSION;
-  /** The flow ID (part of `/flows/blueprints/{account}/{flow}`). */
-  id: string;
-  /** At most 80 characters. */
-  name: string;
-  description: string;
-  accessLevel: FlowAccessLevel;
-  tasks: FlowTask[];
-  connections: FlowConnection[];
-  variables: FlowVariable[];
-  outputVariables: OutputVariable[];
-  maskedValues: MaskedValue[];
-  presets: Preset[];
-}
-
-export interface FlowTask {
-  /** Stable id: a letter, then letters, digits or underscores; at most 64. State names derive from it. */
-  id: string;
-  /** Shown in the console; at most 40 characters. */
-  label: string;
-  type: TaskType;
-  /** Type-specific settings (see the catalogue); text may reference variables as `?name`. */
-  settings: Record<string, unknown>;
-  /** The task's Timeout; no timeout when absent. */
-  timeoutSeconds?: number;
-}
-
-/** `from` must finish (or be skipped) before `to` starts. */
-export interface FlowConnection {
-  from: string;
-  to: string;
-}
-
-export interface FlowVariable {
-  /** Referenced in tasks as `?name`; names starting `system_` are reserved. */
-  name: string;
-  description: string;
-  /** A run cannot start without a value. */
-  required: boolean;
-  /** When not empty, the only values a run may give. */
-  allowedOptions: string[];
-}
-
-/** Set during a run by a Set variables task; never supplied at run start. */
-export interface OutputVariable {
-  name: string;
-  description: string;
-}
-
-/**
- * A named secret, used as `?name`. The definition carries only the name: values are kept apart
- * (Manage flow masked variables permission) and never travel when a flow is copied.
- */
-export interface MaskedValue {
-  name: string;
-  description: string;
-}
-
-export interface Preset {
-  /** At most 80 characters. */
-  name: string;
-  /** Values of flow variables (not output variables, not masked values). */
-  values: Record<string, string>;
-  /** At most one preset is the default: it prefills the Run dialog and new schedules. */
-  default: boolean;
 }
 
 /** System variables: set on every run (some only on hook runs); cannot be defined or overridden. */

@@ -5,8 +5,10 @@
  * reaching them) do not count.
  */
 
-export type RunStatus = 'failed' | 'timeout' | 'aborted' | 'running' | 'pending' | 'waiting' | 'finished';
-export type TaskStatus = RunStatus | 'skipped' | 'neverStarted';
+import type { RunStatus, TaskStatus } from '../../../ports/records/flows.js';
+
+// The stored records are types of the ports (ports/records); re-exported for the domain's importers.
+export type { RunStatus, TaskStatus } from '../../../ports/records/flows.js';
 
 export const RUN_STATUS_SEVERITY: readonly RunStatus[] = [
   'failed',
