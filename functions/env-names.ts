@@ -4,6 +4,8 @@
  */
 export const ENV = {
   tableName: 'TABLE_NAME',
+  /** DEBUG, INFO (default), WARN, ERROR or SILENT; Powertools' own name, read by the logger. */
+  logLevel: 'POWERTOOLS_LOG_LEVEL',
   dataBucketName: 'DATA_BUCKET_NAME',
   uploadsBucketName: 'UPLOADS_BUCKET_NAME',
   artifactsBucketName: 'ARTIFACTS_BUCKET_NAME',

@@ -24,6 +24,8 @@ import type { Blobs } from '../domain/shared/platform.js';
 import { ENV, type EnvName } from '../env-names.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Services } from '../http/api.js';
+import { lambdaLogging } from '../adapters/aws/lambda-logging.js';
+import { createLogger } from '../adapters/common/powertools-logger.js';
 import { commonPorts, createServices } from './services.js';
 
 export const documentClient = (client: DynamoDBClient): DynamoDBDocumentClient =>
@@ -118,6 +120,12 @@ const uploadsNotAvailable: ResumableUploads = {
   },
 };
 
+/** One logger per Lambda environment; its level comes from POWERTOOLS_LOG_LEVEL (default INFO). */
+export const awsLogger = createLogger();
+
+/** The middy middleware every Lambda entry uses (Lambda context, route, uncaught errors). */
+export const awsMiddlewares = () => lambdaLogging(awsLogger);
+
 let services: Promise<Services> | undefined;
 
 /**
@@ -130,7 +138,7 @@ export function awsServices(): Promise<Services> {
     const settings = settingsFromEnv();
     const table = requiredEnv(ENV.tableName);
     let s3: S3Client | undefined;
-    const ports = commonPorts(settings, internalEndpointsFromEnv());
+    const ports = commonPorts(settings, awsLogger, internalEndpointsFromEnv());
     return createServices({
       store: new DynamoDbMetadataStore(db, table),
       flows: new DynamoDbFlowStore(db, table),

@@ -26,6 +26,8 @@ import type { FamilyHandler, Services } from '../http/api.js';
 import { createNodeServer } from '../http/node-server.js';
 import { FAMILIES, type Family } from '../http/route-table.js';
 import { documentClient } from './aws.js';
+import { createLogger } from '../adapters/common/powertools-logger.js';
+import type { ScopedLogger } from '../ports/logger.js';
 import { commonPorts, createServices } from './services.js';
 
 export const LOCAL_TABLE_NAME = 'platform';
@@ -45,6 +47,8 @@ export interface EmbeddedOptions {
   env?: NodeJS.ProcessEnv;
   /** Replaces the system clock everywhere (tests move it to fire schedules without waiting). */
   clock?: Clock;
+  /** Where the platform logs; default JSON lines on stdout/stderr at `env.POWERTOOLS_LOG_LEVEL` (INFO). */
+  logger?: ScopedLogger;
 }
 
 export interface EmbeddedPlatform {
@@ -271,12 +275,13 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const blobsDir = join(options.dataDir, 'blobs');
     // Writes in flight when the process stopped (a killed import's download or graph): never renamed into place.
     for (const bucket of ['data', 'uploads', 'artifacts']) await rm(join(blobsDir, bucket, '.tmp'), { recursive: true, force: true });
-    const tasks = new InProcessTaskQueue();
-    const flowExecutor = new LocalFlowExecutor();
-    const ports = commonPorts(settings, internalEndpointsFromEnv(env));
+    const logger = options.logger ?? createLogger({ level: env[ENV.logLevel] });
+    const tasks = new InProcessTaskQueue(logger);
+    const flowExecutor = new LocalFlowExecutor(logger);
+    const ports = commonPorts(settings, logger, internalEndpointsFromEnv(env));
     const clock = options.clock ?? ports.clock;
-    const scheduler = new CronerScheduler(clock);
-    const events = new InProcessUploadEvents();
+    const scheduler = new CronerScheduler(clock, logger);
+    const events = new InProcessUploadEvents(logger);
     const services = createServices({
       flows: cachedFlowStore(new DynamoDbFlowStore(documentClient(client), LOCAL_TABLE_NAME)),
       flowExecutor,
@@ -303,14 +308,14 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     flowExecutor.bind(services.flowRuntime);
     events.bind(services.hooks);
     await services.imports.recoverInterrupted();
-    await services.flowRuns.recoverInterrupted();
+    await services.runSettler.recoverInterrupted();
     await services.sparqlServices.recover();
     scheduler.load(await services.platform.flows.listAllSchedules());
     const handlers = Object.fromEntries(
       (Object.keys(FAMILIES) as Family[]).map((f) => [f, HANDLER_MODULES[f].mount(services)]),
     ) as Record<Family, FamilyHandler>;
     // Every request's API URL is the one pinned below once the port is known (never the Host header).
-    const serverOptions: { origin?: string } = {};
+    const serverOptions: { origin?: string; logger: ScopedLogger } = { logger };
     server = createNodeServer(handlers, serverOptions);
     const port = await listen(server, options.port ?? 8080, host);
     // Pinned here, never from a request's Host header; a wildcard address is reached on loopback.

@@ -17,21 +17,23 @@ import { ServiceManager } from '../domain/sparql/service-manager.js';
 import { urlFetcher } from '../adapters/common/fetch-url.js';
 import type { InternalEndpoint } from '../adapters/common/outbound-guard.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
-import { oxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
+import { createOxigraphEngine } from '../adapters/common/oxigraph/oxigraph-engine.js';
+import type { Logger } from '../ports/logger.js';
 import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol/engine.js';
 import type { Platform, PlatformSettings } from '../domain/shared/platform.js';
 import type { Services } from '../http/api.js';
-import type { ErrorLogger } from '../http/errors.js';
 
 /**
  * The ports whose adapters are the same in both runtimes (storage, tasks and uploads differ).
  * `internalEndpoints`: the platform's own back ends, never reachable on a user's behalf.
+ * `logger`: the runtime's logger (one per Lambda environment, one per embedded platform).
  */
-export function commonPorts(settings: PlatformSettings, internalEndpoints: readonly InternalEndpoint[] = []) {
+export function commonPorts(settings: PlatformSettings, logger: Logger, internalEndpoints: readonly InternalEndpoint[] = []) {
   return {
     fetcher: urlFetcher({ ...settings.outbound, internalEndpoints }),
-    engine: oxigraphEngine,
-    externalEngine: settings.sparql.external && new SparqlProtocolEngine(settings.sparql.external),
+    engine: createOxigraphEngine(logger),
+    externalEngine: settings.sparql.external && new SparqlProtocolEngine({ ...settings.sparql.external, logger }),
+    logger,
     clock: systemClock,
     ids: randomIds,
     passwords: scryptPasswordHasher,
@@ -41,7 +43,7 @@ export function commonPorts(settings: PlatformSettings, internalEndpoints: reado
 }
 
 /** Wires the use cases over a platform's ports; the same for both runtimes. */
-export function createServices(platform: Platform, logger: ErrorLogger = console): Services {
+export function createServices(platform: Platform): Services {
   const access = new AccessService(platform);
   const auth = new AuthService(platform);
   const catalog = new GraphCatalog(platform);
@@ -77,6 +79,6 @@ export function createServices(platform: Platform, logger: ErrorLogger = console
     flowRuntime: flowRuns,
     hooks,
     schedules,
-    logger,
+    logger: platform.logger,
   };
 }

@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FamilyHandler } from './api.js';
 import { jsonResponse } from './errors.js';
 import { MAX_JSON_BODY_BYTES } from './request.js';
-import type { Family } from './route-table.js';
+import type { ScopedLogger } from '../ports/logger.js';
+import { routeKey, type Family } from './route-table.js';
 import { matchRoute } from './router.js';
 import type { HttpRequest, HttpResponse } from './types.js';
 
@@ -41,14 +44,26 @@ function listeningOrigin(req: IncomingMessage): string {
 
 /**
  * The embedded platform's HTTP server: matches the shared route table and calls the same family
- * handlers the Lambda functions run.
+ * handlers the Lambda functions run. Every line logged while a request runs carries its request
+ * id and route pattern (never the path: it may hold names, and never headers or bodies), as the
+ * Lambda middleware does on AWS; one line per request gives its status.
  */
-export function createNodeServer(handlers: Record<Family, FamilyHandler>, options: { origin?: string } = {}): Server {
-  return createServer(async (req, res) => {
+export function createNodeServer(handlers: Record<Family, FamilyHandler>, options: { origin?: string; logger: ScopedLogger }): Server {
+  const { logger } = options;
+  return createServer((req, res) => {
     const method = (req.method ?? 'GET').toUpperCase();
     const url = new URL(req.url ?? '/', 'http://placeholder');
+    const match = matchRoute(method, url.pathname);
+    const route = match.kind === 'match' ? routeKey(match.route) : `${method} (no route)`;
+    const started = performance.now();
+    return logger.withAttributes({ requestId: randomUUID(), route }, async () => {
+      await serve(req, res, method, url, match);
+      logger.info('request', { status: res.statusCode, durationMs: Math.round(performance.now() - started) });
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse, method: string, url: URL, match: ReturnType<typeof matchRoute>): Promise<void> {
     try {
-      const match = matchRoute(method, url.pathname);
       if (match.kind === 'not-found') {
         return await send(res, jsonResponse(404, { message: `No route for ${method} ${url.pathname}.` }), false);
       }
@@ -82,9 +97,9 @@ export function createNodeServer(handlers: Record<Family, FamilyHandler>, option
       if (match.route.stream && !req.readableEnded) response.headers = { ...response.headers, connection: 'close' };
       await send(res, response, method === 'HEAD');
     } catch (error) {
-      console.error('request failed', { method, path: url.pathname, error: (error as Error).stack });
+      logger.error('request failed', { error });
       if (!res.headersSent) await send(res, jsonResponse(500, { message: 'Internal server error.' }), false).catch(() => {});
       else res.destroy();
     }
-  });
+  }
 }

@@ -94,3 +94,6 @@ export class PlatformLogger implements ScopedLogger {
 }
 
 export const createLogger = (options: LoggerOptions = {}): PlatformLogger => new PlatformLogger(options);
+
+/** For adapters built without a logger (scripts, adapter tests); the composition roots pass their own. */
+export const defaultLogger: PlatformLogger = createLogger();

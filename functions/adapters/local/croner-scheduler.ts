@@ -2,6 +2,8 @@ import { nextRun } from '../../domain/flows/schedules/schedules.js';
 import type { ScheduleRecord } from '../../domain/flows/records.js';
 import type { FlowScheduler } from '../../ports/flow-scheduler.js';
 import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import { defaultLogger } from '../common/powertools-logger.js';
 
 /** Starts the run of a schedule that is due (FlowScheduleService.fire). */
 export type ScheduleFirer = (schedule: ScheduleRecord) => Promise<unknown>;
@@ -30,7 +32,10 @@ export class CronerScheduler implements FlowScheduler {
   private ticking: Promise<number> = Promise.resolve(0);
   private stopped = false;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly logger: Logger = defaultLogger,
+  ) {}
 
   /** Where due schedules go; the timer starts once bound. */
   bind(firer: ScheduleFirer): void {
@@ -86,7 +91,9 @@ export class CronerScheduler implements FlowScheduler {
     const firer = this.firer;
     await Promise.all(
       due.map((entry) =>
-        firer(entry.schedule).catch((e: Error) => console.error(`schedule ${entry.schedule.id} could not start a run: ${e.message}`)),
+        firer(entry.schedule).catch((e: Error) =>
+          this.logger.error(`schedule ${entry.schedule.id} could not start a run: ${e.message}`, { scheduleId: entry.schedule.id }),
+        ),
       ),
     );
     return due.length;

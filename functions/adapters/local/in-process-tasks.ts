@@ -1,4 +1,6 @@
+import type { Logger } from '../../ports/logger.js';
 import type { TaskQueue } from '../../ports/task-queue.js';
+import { defaultLogger } from '../common/powertools-logger.js';
 
 /**
  * Runs imports in this process, a few at a time, after the request that started them has been
@@ -10,7 +12,10 @@ export class InProcessTaskQueue implements TaskQueue {
   private runImport?: (datasetId: string, jobId: string) => Promise<void>;
   private loadService?: (datasetId: string, serviceId: string) => Promise<void>;
 
-  constructor(private readonly concurrency = 2) {}
+  constructor(
+    private readonly logger: Logger = defaultLogger,
+    private readonly concurrency = 2,
+  ) {}
 
   /** Wires the worker once the services exist (they need the queue, the queue needs them). */
   bind(workers: {
@@ -35,7 +40,7 @@ export class InProcessTaskQueue implements TaskQueue {
     while (this.running.size < this.concurrency && this.waiting.length > 0) {
       const task = this.waiting.shift()!;
       const run: Promise<void> = task()
-        .catch((e) => console.error('background task failed', { error: (e as Error)?.stack ?? String(e) }))
+        .catch((e) => this.logger.error('background task failed', { error: e }))
         .finally(() => {
           this.running.delete(run);
           this.pump();

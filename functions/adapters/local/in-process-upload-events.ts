@@ -1,3 +1,5 @@
+import type { Logger } from '../../ports/logger.js';
+import { defaultLogger } from '../common/powertools-logger.js';
 import type { AssetStoredEvent, ImportFinishedEvent, ImportStartedEvent, UploadEvents } from '../../ports/upload-events.js';
 
 /**
@@ -9,13 +11,15 @@ export class InProcessUploadEvents implements UploadEvents {
   private listener?: UploadEvents;
   private readonly pending = new Set<Promise<void>>();
 
+  constructor(private readonly logger: Logger = defaultLogger) {}
+
   bind(listener: UploadEvents): void {
     this.listener = listener;
   }
 
   async assetStored(event: AssetStoredEvent): Promise<void> {
     if (!this.listener) return;
-    const delivery = this.listener.assetStored(event).catch((e: Error) => console.error('asset hook failed:', e.message));
+    const delivery = this.listener.assetStored(event).catch((e: Error) => this.logger.error('asset hook failed', { datasetId: event.datasetId, error: e.message }));
     this.pending.add(delivery);
     void delivery.finally(() => this.pending.delete(delivery));
   }
@@ -25,7 +29,7 @@ export class InProcessUploadEvents implements UploadEvents {
   }
 
   async importFinished(event: ImportFinishedEvent): Promise<void> {
-    await this.listener?.importFinished(event).catch((e: Error) => console.error('data upload hook failed:', e.message));
+    await this.listener?.importFinished(event).catch((e: Error) => this.logger.error('data upload hook failed', { datasetId: event.datasetId, jobId: event.jobId, error: e.message }));
   }
 
   /** Waits for deliveries still going (the platform is closing). */

@@ -1,14 +1,24 @@
 import './promise-with-resolvers.js';
 import { ExecutionError, StateMachine } from 'aws-local-stepfunctions';
 import type { AslDefinition } from '../../../statemachines/asl.js';
-import { applySubstitutions, TASK_WORKER_SUBSTITUTION } from '../../../statemachines/compile.js';
+import { applySubstitutions, TASK_WORKER_SUBSTITUTION, UPLOAD_STATES } from '../../../statemachines/compile.js';
 import { forLocalRun, localTaskHandlers, type TaskInvocation } from '../../../statemachines/local.js';
 import type { ExecutionResult } from '../../../statemachines/outcome.js';
-import { IN_PROCESS_TASK_TOKEN, type ExecutionInput, type FlowExecutor, type FlowRuntimeHooks } from '../../ports/flow-executor.js';
+import type { Logger } from '../../ports/logger.js';
+import { defaultLogger } from '../common/powertools-logger.js';
+import type { ExecutionInput, FlowExecutor, FlowRuntimeHooks } from '../../ports/flow-executor.js';
 
 /** The Resource the compiled Task states name locally; every one is handled in-process. */
 const LOCAL_TASK_WORKER_ARN = 'arn:aws:lambda:local:000000000000:function:flow-task-worker';
 const MAX_MACHINES = 200;
+
+/**
+ * What this executor puts in `$$.Task.Token` for one execution. Its task-token wait (a data upload
+ * hook's `upload.wait`) is held in-process under that token until `release`.
+ */
+const inProcessTaskToken = (runId: string) => `in-process:${runId}`;
+
+type Wait = { resolve: (output: Record<string, string>) => void; reject: (error: Error) => void };
 
 type Execution = ReturnType<StateMachine['run']>;
 
@@ -22,7 +32,11 @@ export class LocalFlowExecutor implements FlowExecutor {
   private readonly machines = new Map<string, StateMachine>();
   private readonly running = new Map<string, Execution>();
   private readonly results = new Map<string, ExecutionResult>();
+  /** Task-token waits by token, until released or their execution ends. */
+  private readonly waits = new Map<string, Wait>();
   private closing = false;
+
+  constructor(private readonly logger: Logger = defaultLogger) {}
 
   /** Wired by the composition root once the services exist (they need the executor first). */
   bind(hooks: FlowRuntimeHooks): void {
@@ -54,11 +68,13 @@ export class LocalFlowExecutor implements FlowExecutor {
     if (!hooks) throw new Error('LocalFlowExecutor is not bound to the flow runtime');
     const machine = this.machine(executable, definition);
     const local = this.handlersOf.get(machine)!;
+    const token = inProcessTaskToken(runId);
     const execution = machine.run(input as never, {
-      // A task-token wait (a data upload hook's) is resolved in-process by the task worker.
-      context: { Task: { Token: IN_PROCESS_TASK_TOKEN } } as never,
+      context: { Task: { Token: token } } as never,
       overrides: {
-        taskResourceLocalHandlers: localTaskHandlers(local, (invocation: TaskInvocation) => hooks.runTask(invocation)) as never,
+        taskResourceLocalHandlers: localTaskHandlers(local, (invocation: TaskInvocation, stateName) =>
+          stateName === UPLOAD_STATES.wait ? this.waitForRelease(token, () => hooks.runTask(invocation)) : hooks.runTask(invocation),
+        ) as never,
       },
     });
     this.running.set(runId, execution);
@@ -69,8 +85,25 @@ export class LocalFlowExecutor implements FlowExecutor {
     return runId;
   }
 
+  /**
+   * A task-token state, as Step Functions runs it: the worker is told the token (it records it on
+   * the run and may release it at once), then the state waits until the token is released. The
+   * wait is registered first, so a release during the worker's call finds it.
+   */
+  private async waitForRelease(token: string, invokeWorker: () => Promise<unknown>): Promise<Record<string, string>> {
+    const released = new Promise<Record<string, string>>((resolve, reject) => this.waits.set(token, { resolve, reject }));
+    try {
+      await invokeWorker();
+    } catch (e) {
+      this.waits.delete(token);
+      throw e;
+    }
+    return released;
+  }
+
   private async finish(runId: string, result: ExecutionResult): Promise<void> {
     this.running.delete(runId);
+    this.waits.delete(inProcessTaskToken(runId));
     // Stopped by the platform closing, not by anyone's abort: the metadata store is going away,
     // and the next start ends such runs as failed, saying the platform stopped.
     if (this.closing) return;
@@ -79,7 +112,7 @@ export class LocalFlowExecutor implements FlowExecutor {
     try {
       await this.hooks?.settle(runId, result);
     } catch (e) {
-      console.error(`Settling run ${runId} failed:`, (e as Error).message);
+      this.logger.error('settling a run failed', { runId, error: (e as Error).message });
     }
   }
 
@@ -95,8 +128,13 @@ export class LocalFlowExecutor implements FlowExecutor {
     this.machines.delete(executable);
   }
 
-  async release(): Promise<void> {
-    throw new Error('The embedded executor keeps its waits in-process; there is no task token to release.');
+  async release(taskToken: string, outcome: { output: Record<string, string> } | { error: string; cause: string }): Promise<void> {
+    const wait = this.waits.get(taskToken);
+    // The execution ended meanwhile, or the token was released before: nothing waits any more.
+    if (!wait) return;
+    this.waits.delete(taskToken);
+    if ('output' in outcome) wait.resolve(outcome.output);
+    else wait.reject(Object.assign(new Error(outcome.cause), { name: outcome.error }));
   }
 
   /** Stops every execution (the platform is closing). */

@@ -6,6 +6,7 @@ import type { Mailer } from '../../ports/mailer.js';
 import type { UploadEvents } from '../../ports/upload-events.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
 import type { Ids } from '../../ports/ids.js';
 import type { PasswordHasher } from '../../ports/password-hasher.js';
 import type { ResumableUploads } from '../../ports/resumable-uploads.js';
@@ -60,6 +61,8 @@ export interface Platform {
   /** Asset and import events (flow hooks listen to them). */
   events: UploadEvents;
   clock: Clock;
+  /** Structured logs (JSON lines); never give it headers, bodies or secrets. */
+  logger: Logger;
   ids: Ids;
   passwords: PasswordHasher;
   tokens: TokenCodec;

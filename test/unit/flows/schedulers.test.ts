@@ -15,6 +15,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { EventBridgeScheduler, FLOW_SCHEDULE_NAME_PREFIX, scheduleName } from '../../../functions/adapters/aws/eventbridge-scheduler.js';
 import { CronerScheduler } from '../../../functions/adapters/local/croner-scheduler.js';
+import { createLogger } from '../../../functions/adapters/common/powertools-logger.js';
 import type { ScheduleRecord } from '../../../functions/domain/flows/records.js';
 import { handler as scheduleStartHandler } from '../../../functions/handlers/flow-schedule-start.js';
 import { systemClock } from '../../../functions/adapters/common/node-crypto.js';
@@ -220,12 +221,12 @@ describe('CronerScheduler', () => {
 
   it('loads stored schedules, and a failing start does not stop the others', async () => {
     const clock = new ManualClock(Date.parse(start));
-    const scheduler = new CronerScheduler(clock);
+    const errors: unknown[] = [];
+    // The scheduler's failures go to its logger: capture the lines it writes.
+    const logger = createLogger({ write: (line) => errors.push(JSON.parse(line).message) });
+    const scheduler = new CronerScheduler(clock, logger);
     scheduler.load([record({ id: 'a', recurrence: { every: 'minutes', interval: 5 }, createdAt: start }), record({ id: 'b', recurrence: { every: 'minutes', interval: 5 }, createdAt: start })]);
     const fired: string[] = [];
-    const errors: unknown[] = [];
-    const original = console.error;
-    console.error = (...args: unknown[]) => errors.push(args.join(' '));
     try {
       scheduler.bind(async (s) => {
         if (s.id === 'a') throw new Error('boom');
@@ -234,7 +235,6 @@ describe('CronerScheduler', () => {
       clock.set('2026-05-04T10:12:00.000Z');
       expect(await scheduler.tick()).toBe(2);
     } finally {
-      console.error = original;
       await scheduler.stop();
     }
     expect(fired).toEqual(['b']);

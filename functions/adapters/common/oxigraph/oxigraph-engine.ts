@@ -9,6 +9,8 @@ import {
   type SparqlEngine,
   type SparqlStore,
 } from '../../../ports/sparql-engine.js';
+import type { Logger } from '../../../ports/logger.js';
+import { defaultLogger } from '../powertools-logger.js';
 
 const WORKER_URL = new URL('./worker.mjs', import.meta.url);
 const MAX_WAITING = 256;
@@ -115,6 +117,7 @@ class OxigraphStore implements SparqlStore {
     private readonly source: SnapshotSource,
     private readonly reasoner: Reasoner,
     private readonly replicaCount: number,
+    private readonly logger: Logger,
   ) {}
 
   /**
@@ -127,7 +130,7 @@ class OxigraphStore implements SparqlStore {
     await this.load([first!]);
     if (rest.length) {
       void this.load(rest).catch((e) => {
-        if (!this.closed) console.error('loading a query replica failed', { error: (e as Error).message });
+        if (!this.closed) this.logger.error('loading a query replica failed', { error: (e as Error).message });
       });
     }
   }
@@ -161,7 +164,7 @@ class OxigraphStore implements SparqlStore {
     try {
       await this.load([fresh]);
     } catch (e) {
-      if (!this.closed) console.error('reloading a query replica failed', { error: (e as Error).message });
+      if (!this.closed) this.logger.error('reloading a query replica failed', { error: (e as Error).message });
     }
   }
 
@@ -295,9 +298,10 @@ class OxigraphStore implements SparqlStore {
   }
 }
 
-export const oxigraphEngine: SparqlEngine = {
+/** The embedded engine; `logger` gets the replicas' background failures. */
+export const createOxigraphEngine = (logger: Logger): SparqlEngine => ({
   async open(source, options) {
-    const store = new OxigraphStore(source, options.reasoner, options.replicas ?? 2);
+    const store = new OxigraphStore(source, options.reasoner, options.replicas ?? 2, logger);
     try {
       await store.start();
     } catch (e) {
@@ -306,4 +310,6 @@ export const oxigraphEngine: SparqlEngine = {
     }
     return store;
   },
-};
+});
+
+export const oxigraphEngine: SparqlEngine = createOxigraphEngine(defaultLogger);

@@ -77,6 +77,7 @@ import type { SparqlProtocolEngineOptions } from './options.js';
 import { convertGraph, convertTabular, TABULAR_FORMATS } from './results.js';
 import { rewriteQuery } from './rewrite.js';
 import { SnapshotNames } from './snapshot-names.js';
+import { defaultLogger } from '../powertools-logger.js';
 
 export type { EndpointAuth, SparqlProtocolEngineOptions } from './options.js';
 
@@ -262,7 +263,7 @@ export class SparqlProtocolEngine implements SparqlEngine {
       await store.load(source, options.reasoner);
     } catch (e) {
       // Remove whatever part of the snapshot made it in.
-      await store.dropGraphs(true).catch((cleanup: Error) => console.error('dropping a half-loaded snapshot failed', { error: cleanup.message }));
+      await store.dropGraphs(true).catch((cleanup: Error) => (this.options.logger ?? defaultLogger).error('dropping a half-loaded snapshot failed', { error: cleanup.message }));
       const message = e instanceof EndpointError ? `loading the snapshot into the SPARQL store failed: ${e.message}` : (e as Error).message;
       throw e instanceof EndpointError ? new Error(message) : e;
     }

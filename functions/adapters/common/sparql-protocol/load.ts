@@ -8,6 +8,7 @@ import { ntIri, ntQuoted, RDF_DIR_LANG_STRING, RDF_LANG_STRING, XSD_STRING } fro
 import type { Endpoints } from './endpoints.js';
 import type { SparqlProtocolEngineOptions } from './options.js';
 import type { SnapshotNames } from './snapshot-names.js';
+import { defaultLogger } from '../powertools-logger.js';
 
 /** A term as N-Triples (also valid in SPARQL INSERT DATA). */
 function ntLiteral(value: string, language: string | undefined, datatype: string | undefined): string {
@@ -208,7 +209,7 @@ export class Loader {
   private async tryGraphStore(graph: string, lines: string[]): Promise<boolean> {
     if (!this.gsp) return false;
     if ((await this.endpoints.graphStorePost(graph, `${lines.join('\n')}\n`)) === 'ok') return true;
-    if (this.gsp) console.warn('The Graph Store Protocol endpoint refused the load; loading with SPARQL Update instead.', { endpoint: this.options.graphStoreEndpoint });
+    if (this.gsp) (this.options.logger ?? defaultLogger).warn('The Graph Store Protocol endpoint refused the load; loading with SPARQL Update instead.', { endpoint: this.options.graphStoreEndpoint });
     this.gsp = false;
     return false;
   }

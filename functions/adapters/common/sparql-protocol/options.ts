@@ -1,4 +1,6 @@
 /** The options of the SPARQL-protocol engine: endpoints, credentials, timeouts and batch sizes. */
+import type { Logger } from '../../../ports/logger.js';
+
 export type EndpointAuth =
   | { type: 'basic'; username: string; password: string }
   /** Computes extra headers per request, e.g. an AWS SigV4 signature for Neptune IAM auth. */
@@ -8,6 +10,8 @@ export type EndpointAuth =
     };
 
 export interface SparqlProtocolEngineOptions {
+  /** Where load fallbacks and cleanup failures are logged; default: the process logger. */
+  logger?: Logger;
   /** SPARQL 1.1 Protocol query endpoint, e.g. `http://127.0.0.1:8890/sparql`. */
   queryEndpoint: string;
   /** SPARQL 1.1 Update endpoint; default: the query endpoint. */
