@@ -9,7 +9,12 @@ import { GraphService } from '../domain/data/graph-service.js';
 import { ImportService } from '../domain/data/import-service.js';
 import { SavedQueryService } from '../domain/queries/saved-query-service.js';
 import { FlowService } from '../domain/flows/blueprints/blueprint-service.js';
-import { FlowRunService } from '../domain/flows/runs/run-service.js';
+import { RunCaches } from '../domain/flows/runs/run-caches.js';
+import { RunListing } from '../domain/flows/runs/listing.js';
+import { RunSettler } from '../domain/flows/runs/settle.js';
+import { RunStarter } from '../domain/flows/runs/start.js';
+import { TaskWorker } from '../domain/flows/runs/task-worker.js';
+import { UploadWaits } from '../domain/flows/runs/upload-wait.js';
 import { FlowHookService } from '../domain/flows/hooks/hook-service.js';
 import { FlowScheduleService } from '../domain/flows/schedules/schedule-service.js';
 import { FlowNotifier } from '../domain/flows/runs/notifications.js';
@@ -52,11 +57,17 @@ export function createServices(platform: Platform): Services {
   const savedQueries = new SavedQueryService(platform, access, sparqlServices);
   const flows = new FlowService(platform, access);
   const accounts = new AccountService(platform, access, auth, datasets);
-  const flowRuns = new FlowRunService(platform, flows, auth, { platform, access, catalog, sparql: sparqlServices, savedQueries, datasets });
-  const hooks = new FlowHookService(platform, access, flows, flowRuns);
-  const schedules = new FlowScheduleService(platform, flows, flowRuns);
+  // Runs: starting, the task worker, settling and listing share what this process read about runs.
+  const runCaches = new RunCaches(platform);
+  const runSettler = new RunSettler(platform, runCaches);
+  const runStarter = new RunStarter(platform, flows, auth, runCaches, runSettler);
+  const uploadWaits = new UploadWaits(platform);
+  const taskWorker = new TaskWorker(platform, flows, runCaches, uploadWaits, { platform, access, catalog, sparql: sparqlServices, savedQueries, datasets });
+  const flowRuns = new RunListing(platform, flows, runCaches, runSettler);
+  const hooks = new FlowHookService(platform, access, flows, runStarter, uploadWaits);
+  const schedules = new FlowScheduleService(platform, flows, runStarter);
   const notifier = new FlowNotifier(platform);
-  flowRuns.onSettled((run, flow, definition) => notifier.runSettled(run, flow, definition));
+  runSettler.onSettled((run, flow, definition) => notifier.runSettled(run, flow, definition));
   accounts.onDelete(async (account) => {
     await schedules.removeOfOwner(account.uid);
     await hooks.removeOfOwner(account.uid);
@@ -76,7 +87,9 @@ export function createServices(platform: Platform): Services {
     savedQueries,
     flows,
     flowRuns,
-    flowRuntime: flowRuns,
+    runStarter,
+    runSettler,
+    flowRuntime: { runTask: (invocation) => taskWorker.runTask(invocation), settle: (runId, result) => runSettler.settle(runId, result) },
     hooks,
     schedules,
     logger: platform.logger,

@@ -9,7 +9,9 @@ import type { GraphService } from '../domain/data/graph-service.js';
 import type { ImportService } from '../domain/data/import-service.js';
 import type { SavedQueryService } from '../domain/queries/saved-query-service.js';
 import type { FlowService } from '../domain/flows/blueprints/blueprint-service.js';
-import type { FlowRunService } from '../domain/flows/runs/run-service.js';
+import type { RunListing } from '../domain/flows/runs/listing.js';
+import type { RunSettler } from '../domain/flows/runs/settle.js';
+import type { RunStarter } from '../domain/flows/runs/start.js';
 import type { FlowHookService } from '../domain/flows/hooks/hook-service.js';
 import type { FlowScheduleService } from '../domain/flows/schedules/schedule-service.js';
 import type { FlowRuntimeHooks } from '../ports/flow-executor.js';
@@ -35,7 +37,11 @@ export interface Services {
   sparqlServices: ServiceManager;
   savedQueries: SavedQueryService;
   flows: FlowService;
-  flowRuns: FlowRunService;
+  /** Existing runs: read, list, abort. */
+  flowRuns: RunListing;
+  runStarter: RunStarter;
+  /** Settles runs; the embedded platform also ends the runs a restart interrupted. */
+  runSettler: RunSettler;
   /** What the flow executor calls back: the task worker and the settle hook. */
   flowRuntime: FlowRuntimeHooks;
   /** Flow hooks; they also listen to upload events. */

@@ -28,8 +28,9 @@ export interface FlowExecutor {
   /** Removes what `prepare` made (AWS: deletes the state machine). */
   discard(executable: string): Promise<void>;
   /**
-   * Ends a task-token wait (AWS: SendTaskSuccess / SendTaskFailure). The embedded executor hands
-   * its waits to the task worker in-process instead and has no tokens to release.
+   * Ends a task-token wait (a data upload hook's `upload.wait` state) with its output or an error
+   * (AWS: SendTaskSuccess / SendTaskFailure; embedded: the in-process wait holding that token). A
+   * token nothing waits for any more (the execution ended, or it was released before) is ignored.
    */
   release(taskToken: string, outcome: { output: Record<string, string> } | { error: string; cause: string }): Promise<void>;
 }
@@ -38,9 +39,6 @@ export interface FlowExecutor {
 export type UploadWaitInvocation =
   | { kind: 'waitForUpload'; runId: string; taskToken: string }
   | { Payload: { kind: 'waitForUpload'; runId: string; taskToken: string } };
-
-/** What the embedded executor puts in `$$.Task.Token`: the wait is kept in-process. */
-export const IN_PROCESS_TASK_TOKEN = 'in-process';
 
 /**
  * What the executor calls back: the task worker for every Task state, and the settle hook when an

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AccountRecord } from '../../domain/accounts/accounts.js';
 import { NotFoundError, UnsupportedMediaTypeError, ValidationError } from '../../domain/shared/errors.js';
-import { parseRunFilters } from '../../domain/flows/runs/run-service.js';
+import { parseRunFilters } from './run-filters.js';
 import type { VisibleFlow } from '../../domain/flows/blueprints/blueprint-service.js';
 import type { FlowRecord, FlowVersionRecord, RunRecord, TaskInstanceRecord } from '../../domain/flows/records.js';
 import { flowFromTurtle, flowToTurtle } from '../../domain/flows/blueprints/turtle.js';
@@ -259,7 +259,7 @@ export const flowOperations: Operations = {
   async startRun(ctx) {
     await ctx.services.flows.requireEnabled(ctx.caller);
     const values = startValues(ctx);
-    const run = await ctx.services.flowRuns.start(ctx.caller, ctx.params.account!, ctx.params.flow!, { values, preset: ctx.params.preset }, ctx.apiUrl);
+    const run = await ctx.services.runStarter.start(ctx.caller, ctx.params.account!, ctx.params.flow!, { values, preset: ctx.params.preset }, ctx.apiUrl);
     return jsonResponse(201, await oneRun(ctx, run), { location: `${ctx.apiUrl}/flows/runs/${run.id}` });
   },
 

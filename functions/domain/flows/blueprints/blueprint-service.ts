@@ -15,7 +15,7 @@ import type { FlowProblem } from './problems.js';
 import { charLength, FLOW_LIMITS } from '../limits.js';
 import type { AccountAccess, Permission } from '../../accounts/permissions.js';
 import type { Platform } from '../../shared/platform.js';
-import { removeSchedule } from '../schedules/schedule-service.js';
+import { removeSchedule } from '../schedules/schedule-removal.js';
 
 /** How long a function trusts the switches it read (other functions may change them on AWS). */
 const SWITCHES_TTL_MS = 5_000;
@@ -44,7 +44,7 @@ export class FlowService {
   // ---- Instance switches ----
 
   async getSwitches(): Promise<FlowSwitches> {
-    const now = Date.now();
+    const now = this.platform.clock.now().getTime();
     if (this.switches && now - this.switches.readAt < SWITCHES_TTL_MS) return this.switches.value;
     const stored = await this.platform.flows.getSwitches();
     const value = stored ?? { flowsEnabled: this.platform.settings.featureToggles.flows === true, sparqlUpdateTaskEnabled: false };
@@ -57,7 +57,7 @@ export class FlowService {
     if (!caller.isAdmin) throw new ForbiddenError('Forbidden. Only instance administrators change the flows switches.');
     const next = { ...(await this.getSwitches()), ...patch };
     await this.platform.flows.putSwitches(next);
-    this.switches = { value: next, readAt: Date.now() };
+    this.switches = { value: next, readAt: this.platform.clock.now().getTime() };
     return next;
   }
 

@@ -9,7 +9,9 @@ import type { AccessService } from '../../datasets/access-service.js';
 import type { AccountRecord } from '../../accounts/accounts.js';
 import type { Caller } from '../../shared/caller.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../shared/errors.js';
-import { checkStartValues, type FlowRunService } from '../runs/run-service.js';
+import type { RunStarter } from '../runs/start.js';
+import { checkStartValues } from '../runs/start-values.js';
+import type { UploadWaits } from '../runs/upload-wait.js';
 import type { FlowService, VisibleFlow } from '../blueprints/blueprint-service.js';
 import { charLength, FLOW_LIMITS } from '../limits.js';
 import { HOOK_TYPES, type HookRecord, type HookType, type RunRecord } from '../records.js';
@@ -36,7 +38,8 @@ export class FlowHookService implements UploadEvents {
     private readonly platform: Platform,
     private readonly access: AccessService,
     private readonly flows: FlowService,
-    private readonly runs: FlowRunService,
+    private readonly runs: RunStarter,
+    private readonly uploadWaits: UploadWaits,
   ) {}
 
   // ---- Managing hooks ----
@@ -217,12 +220,12 @@ export class FlowHookService implements UploadEvents {
       if (!waiting) continue;
       const [flow, owner] = await Promise.all([this.platform.flows.getFlowByUid(hook.blueprintUid), this.platform.store.getAccount(hook.ownerUid)]);
       if (!event.ok || event.graphs.length === 0 || !flow || !owner || !target) {
-        await this.runs.releaseWaiting(waiting, { none: event.ok ? 'The upload added no graph.' : 'The upload failed or was canceled; it added no graph.' });
+        await this.uploadWaits.release(waiting, { none: event.ok ? 'The upload added no graph.' : 'The upload failed or was canceled; it added no graph.' });
         continue;
       }
       // The waiting run goes on with the first graph; every further graph gets a run of its own.
       const [first, ...others] = event.graphs as [string, ...string[]];
-      await this.runs.releaseWaiting(waiting, { graph: first });
+      await this.uploadWaits.release(waiting, { graph: first });
       const system = { system_uploadedToAccountName: target.owner.accountName, system_uploadedToDatasetName: target.dataset.name };
       const values = Object.fromEntries(Object.entries(waiting.variables).filter(([name]) => !name.startsWith('system_')));
       for (const graph of others) {

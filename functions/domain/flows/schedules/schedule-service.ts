@@ -8,11 +8,12 @@
 import type { AccountRecord } from '../../accounts/accounts.js';
 import type { Caller } from '../../shared/caller.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../shared/errors.js';
-import type { FlowRunService } from '../runs/run-service.js';
+import type { RunStarter } from '../runs/start.js';
 import type { FlowService, VisibleFlow } from '../blueprints/blueprint-service.js';
 import type { RunRecord, ScheduleRecord } from '../records.js';
 import { checkLabel, checkRecurrence, checkTimeZone, DEFAULT_TIME_ZONE, defaultPresetValues, nextRun, scheduleValues } from './schedules.js';
 import type { Platform } from '../../shared/platform.js';
+import { removeSchedule } from './schedule-removal.js';
 
 export interface ScheduleInput {
   label?: unknown;
@@ -29,17 +30,11 @@ export interface ScheduleView {
   nextRunAt: string | null;
 }
 
-/** Stops a schedule's trigger, then forgets it (the flow's or the owner's removal uses this too). */
-export async function removeSchedule(platform: Pick<Platform, 'scheduler' | 'flows'>, schedule: ScheduleRecord): Promise<void> {
-  await platform.scheduler.remove(schedule);
-  await platform.flows.deleteSchedule(schedule.blueprintUid, schedule.id);
-}
-
 export class FlowScheduleService {
   constructor(
     private readonly platform: Platform,
     private readonly flows: FlowService,
-    private readonly runs: FlowRunService,
+    private readonly runs: RunStarter,
   ) {}
 
   // ---- Managing schedules ----

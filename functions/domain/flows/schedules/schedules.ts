@@ -16,7 +16,7 @@
  */
 import { Cron } from 'croner';
 import { ValidationError } from '../../shared/errors.js';
-import { checkStartValues } from '../runs/run-service.js';
+import { checkStartValues } from '../runs/start-values.js';
 import { charLength, FLOW_LIMITS } from '../limits.js';
 import type { FlowDefinition } from '../blueprints/model.js';
 import type { Recurrence, ScheduleRecord } from '../records.js';

@@ -1,0 +1,82 @@
+/**
+ * A data upload hook's waiting run. Its execution waits at the compiled `upload.wait` state until
+ * the upload ends: the task worker records the wait's task token on the run, the hook records the
+ * outcome (the graph the run is for, or why there is none), and whichever comes second hands the
+ * outcome to the executor (`FlowExecutor.release`), on AWS and embedded alike.
+ */
+import type { RunRecord } from '../records.js';
+import type { Platform } from '../../shared/platform.js';
+import { TaskFailure } from '../tasks/run-task.js';
+import { isFinalRunStatus } from './run-status.js';
+
+/** How a data upload hook's waiting run goes on: with the graph it is for, or aborted. */
+export type UploadOutcome = { graph: string } | { none: string };
+
+export class UploadWaits {
+  /** Per run, the two sides take turns within one process, so neither write undoes the other's. */
+  private readonly turns = new Map<string, Promise<void>>();
+
+  constructor(private readonly platform: Platform) {}
+
+  /** Ends a run's wait for its upload: on with the graph it is for, or aborted with the reason. */
+  release(run: RunRecord, outcome: UploadOutcome): Promise<void> {
+    return this.inTurn(run.id, () => this.recordOutcome(run, outcome));
+  }
+
+  /**
+   * The `upload.wait` state reached the worker with its task token: recorded on the run, and if
+   * the upload already ended, its outcome is delivered right away.
+   */
+  tokenReceived(runId: string, taskToken: string): Promise<void> {
+    return this.inTurn(runId, () => this.recordToken(runId, taskToken));
+  }
+
+  private async recordOutcome(run: RunRecord, outcome: UploadOutcome): Promise<void> {
+    const current = (await this.platform.flows.getRun(run.id)) ?? run;
+    if (isFinalRunStatus(current.status)) return;
+    const next: RunRecord = {
+      ...current,
+      uploadOutcome: outcome,
+      ...('graph' in outcome ? { variables: { ...current.variables, system_uploadedGraphIRI: outcome.graph } } : {}),
+    };
+    if (!(await this.platform.flows.updateRun(next))) return;
+    await this.deliver(next);
+    if (!next.uploadTaskToken) {
+      // The worker may have recorded the token meanwhile (its write can even have replaced ours):
+      // read again and deliver with this outcome. A second delivery of a used token is ignored.
+      const latest = await this.platform.flows.getRun(run.id);
+      if (latest?.uploadTaskToken) await this.deliver({ ...latest, uploadOutcome: outcome });
+    }
+  }
+
+  private async recordToken(runId: string, taskToken: string): Promise<void> {
+    const run = await this.platform.flows.getRun(runId);
+    if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
+    const recorded: RunRecord = { ...run, uploadTaskToken: taskToken };
+    if (await this.platform.flows.updateRun(recorded)) {
+      // An outcome that arrived before the token was recorded is delivered now.
+      const latest = await this.platform.flows.getRun(runId);
+      if (latest?.uploadOutcome) await this.deliver({ ...latest, uploadTaskToken: taskToken });
+    }
+  }
+
+  /** Hands a known upload outcome to the execution waiting with the recorded token. */
+  private async deliver(run: RunRecord): Promise<void> {
+    const outcome = run.uploadOutcome;
+    if (!outcome || !run.uploadTaskToken) return;
+    await this.platform.flowExecutor.release(
+      run.uploadTaskToken,
+      'graph' in outcome ? { output: { system_uploadedGraphIRI: outcome.graph } } : { error: 'Flow.aborted', cause: outcome.none },
+    );
+  }
+
+  private inTurn(runId: string, work: () => Promise<void>): Promise<void> {
+    const turn = (this.turns.get(runId) ?? Promise.resolve()).then(work);
+    const done = turn.catch(() => {});
+    this.turns.set(runId, done);
+    void done.then(() => {
+      if (this.turns.get(runId) === done) this.turns.delete(runId);
+    });
+    return turn;
+  }
+}
