@@ -1,4 +1,5 @@
 import { ENV, type EnvName } from '../env-names.js';
+import { EXPORT_FORMATS, formatByName, RESULT_SUFFIXES } from '../rdf/formats.js';
 
 /**
  * The one route table of the platform. Pure data: the CDK stateless stack creates an API Gateway
@@ -82,15 +83,18 @@ const route = (method: HttpMethod, path: string, family: Family, operation: stri
 
 const DS = '/datasets/{account}/{dataset}';
 
-/** `download`, then `download.<ext>` and `download.<ext>.gz` for every export format (API Gateway has no partial-segment parameters). */
-/** `sparql` and `sparql.<suffix>` for every result format of the spec's table. */
-const SPARQL_FILES = ['sparql', ...['csv', 'json', 'jsonld', 'nq', 'nt', 'srj', 'srx', 'trig', 'tsv', 'ttl'].map((s) => `sparql.${s}`)];
+/** Result suffixes in a fixed (alphabetical) order, so the routes do not move when the table's preference order does. */
+const SUFFIXES = [...RESULT_SUFFIXES].sort();
+
+/** `sparql` and `sparql.<suffix>` for every result format of the format table. */
+const SPARQL_FILES = ['sparql', ...SUFFIXES.map((s) => `sparql.${s}`)];
 
 /** `run` and `run.<suffix>` of saved queries. */
-const RUN_FILES = ['run', ...['csv', 'json', 'jsonld', 'nq', 'nt', 'srj', 'srx', 'trig', 'tsv', 'ttl'].map((s) => `run.${s}`)];
+const RUN_FILES = ['run', ...SUFFIXES.map((s) => `run.${s}`)];
 const Q = '/queries/{account}/{query}';
 
-const DOWNLOAD_FILES = ['download', ...['trig', 'nt', 'nq', 'ttl', 'jsonld'].flatMap((ext) => [`download.${ext}`, `download.${ext}.gz`])];
+/** `download`, then `download.<ext>` and `download.<ext>.gz` for every export format (API Gateway has no partial-segment parameters). */
+const DOWNLOAD_FILES = ['download', ...EXPORT_FORMATS.map((f) => f.extensions[0]!).flatMap((ext) => [`download.${ext}`, `download.${ext}.gz`])];
 
 const F = '/flows/blueprints/{account}/{flow}';
 
@@ -234,7 +238,7 @@ export const ROUTES: readonly RouteSpec[] = [
 
   ...DOWNLOAD_FILES.map((file) => route('GET', `${DS}/${file}`, 'exports', 'download')),
   route('GET', `${DS}/describe`, 'exports', 'describe'),
-  route('GET', `${DS}/describe.nt`, 'exports', 'describe'),
+  route('GET', `${DS}/describe.${formatByName('ntriples').extensions[0]}`, 'exports', 'describe'),
 ];
 
 /** API Gateway route key, e.g. `GET /datasets/{account}`. */

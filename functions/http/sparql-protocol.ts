@@ -1,8 +1,7 @@
 import { UnsupportedMediaTypeError, ValidationError } from '../domain/shared/errors.js';
 import { analyzeSparql } from '../rdf/sparql-analysis.js';
 import { MAX_SPARQL_CHARS } from '../rdf/sparql-prescan.js';
-import { formatBySuffix, formatsFor, negotiateResultFormat, type QueryForm, type ResultFormat } from '../rdf/sparql-formats.js';
-import { NotAcceptableError } from '../domain/shared/errors.js';
+import type { QueryForm } from '../rdf/formats.js';
 import type { HttpRequest } from './types.js';
 
 export type SparqlRequest =
@@ -86,21 +85,4 @@ export async function readSparqlRequest(req: HttpRequest, options: { allowUpdate
     definesDataset: analysis.definesDataset,
     baseIri,
   };
-}
-
-/** The result format: a path suffix (`sparql.csv`) wins, else the Accept header; 406 if it does not suit the query form. */
-export function chooseResultFormat(req: HttpRequest, form: QueryForm): ResultFormat {
-  const last = req.path.split('/').pop() ?? '';
-  const dot = last.indexOf('.');
-  const suitable = formatsFor(form).map((f) => f.mediaType);
-  if (dot >= 0) {
-    const format = formatBySuffix(last.slice(dot + 1));
-    if (!format || !format.forms.includes(form)) {
-      throw new NotAcceptableError(`A ${form.toUpperCase()} query cannot answer in "${last.slice(dot)}"; use one of ${suitable.join(', ')}.`);
-    }
-    return format;
-  }
-  const format = negotiateResultFormat(req.headers.accept, form);
-  if (!format) throw new NotAcceptableError(`No format in the Accept header suits a ${form.toUpperCase()} query; use one of ${suitable.join(', ')}.`);
-  return format;
 }

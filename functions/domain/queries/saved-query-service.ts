@@ -1,5 +1,5 @@
 import { analyzeSparql } from '../../rdf/sparql-analysis.js';
-import { formatsFor, type QueryForm } from '../../rdf/sparql-formats.js';
+import { formatsFor, type QueryForm } from '../../rdf/formats.js';
 import { type SparqlJson } from '../../rdf/sparql-results.js';
 import { instantiate, solutionsProbe, type TermValue } from '../../rdf/sparql-template.js';
 import type { AccessService } from '../datasets/access-service.js';

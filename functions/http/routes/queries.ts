@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { ACCESS_LEVELS } from '../../domain/datasets/datasets.js';
-import { NotAcceptableError, ValidationError } from '../../domain/shared/errors.js';
+import { ValidationError } from '../../domain/shared/errors.js';
 import { parsePageRequest } from '../../domain/shared/paging.js';
 import { annotatedText, savedQueryView } from '../../domain/queries/saved-queries.js';
 import { type Found, MAX_RUN_PAGE_SIZE, DEFAULT_RUN_PAGE_SIZE, QueryMovedError } from '../../domain/queries/saved-query-service.js';
-import { formatBySuffix, formatsFor, negotiateResultFormat, type QueryForm, type ResultFormat } from '../../rdf/sparql-formats.js';
+import { formatBySuffix, type QueryForm, type ResultFormat } from '../../rdf/formats.js';
 import { toBindingObjects, toCsv, toTsv, toXml } from '../../rdf/sparql-results.js';
 import type { Operation, OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
+import { chooseFormat } from '../negotiation.js';
 import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';
 import type { HttpResponse } from '../types.js';
 
@@ -104,20 +105,12 @@ function pageLinks(ctx: OperationContext, page: number, hasMore: boolean): Recor
  */
 function runFormat(ctx: OperationContext, form: QueryForm): ResultFormat | null {
   const file = ctx.req.path.split('/').pop() ?? '';
-  const suitable = formatsFor(form).map((f) => f.mediaType);
-  let format: ResultFormat | null | undefined;
-  if (file.includes('.')) {
-    format = formatBySuffix(file.slice(file.indexOf('.') + 1));
-    if (!format || !format.forms.includes(form)) {
-      throw new NotAcceptableError(`A ${form.toUpperCase()} query cannot answer in "${file.slice(file.indexOf('.'))}"; use one of ${suitable.join(', ')}.`);
-    }
-  } else {
+  if (!file.includes('.')) {
     const accept = ctx.req.headers.accept;
     const anything = !accept || /^\s*\*\/\*\s*$/.test(accept);
     if (anything) return form === 'construct' || form === 'describe' ? formatBySuffix('nt')! : null;
-    format = negotiateResultFormat(accept, form);
-    if (!format) throw new NotAcceptableError(`No format in the Accept header suits a ${form.toUpperCase()} query; use one of ${suitable.join(', ')}.`);
   }
+  const { format } = chooseFormat(ctx.req, { kind: 'results', form });
   return format.suffix === 'json' ? null : format;
 }
 
@@ -133,12 +126,12 @@ async function run(ctx: OperationContext): Promise<HttpResponse> {
   const result = await savedQueries.run(ctx.caller, found, request, format?.engineFormat ?? 'application/n-triples');
   const links = pageLinks(ctx, paging.page, result.hasMore);
   if (result.kind === 'graph') {
-    return { status: 200, headers: { 'content-type': `${format!.mediaType}; charset=utf-8`, ...links }, body: result.body };
+    return { status: 200, headers: { 'content-type': `${format!.mediaTypes[0]}; charset=utf-8`, ...links }, body: result.body };
   }
   const r = result.results;
   if (format === null) return jsonResponse(200, result.form === 'ask' ? { head: {}, boolean: r.boolean === true } : toBindingObjects(r), links);
   const bodies: Record<string, () => string> = { srj: () => JSON.stringify(r), tsv: () => toTsv(r), csv: () => toCsv(r), srx: () => toXml(r) };
-  return { status: 200, headers: { 'content-type': `${format.mediaType}; charset=utf-8`, ...links }, body: bodies[format.suffix]!() };
+  return { status: 200, headers: { 'content-type': `${format.mediaTypes[0]}; charset=utf-8`, ...links }, body: bodies[format.suffix]!() };
 }
 
 export const queryOperations: Operations = {

@@ -4,7 +4,8 @@ import { ValidationError } from '../../domain/shared/errors.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';
-import { chooseResultFormat, readSparqlRequest, type SparqlRequest } from '../sparql-protocol.js';
+import { chooseFormat } from '../negotiation.js';
+import { readSparqlRequest, type SparqlRequest } from '../sparql-protocol.js';
 
 const CreateBody = z.object({
   name: z.string('is required'),
@@ -86,9 +87,9 @@ export const sparqlOperations: Operations = {
   async serviceSparql(ctx) {
     const request = await readSparqlRequest(ctx.req, { allowUpdate: false, baseIri: endpointUrl(ctx) });
     if (request.kind !== 'query') throw new ValidationError('This endpoint answers queries only.');
-    const format = chooseResultFormat(ctx.req, request.form);
+    const { format } = chooseFormat(ctx.req, { kind: 'results', form: request.form });
     const body = await ctx.services.sparqlServices.query(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!, engineQuery(request, format.engineFormat));
-    return { status: 200, headers: { 'content-type': `${format.mediaType}; charset=utf-8`, vary: 'Accept' }, body };
+    return { status: 200, headers: { 'content-type': `${format.mediaTypes[0]}; charset=utf-8`, vary: 'Accept' }, body };
   },
 };
 
@@ -100,8 +101,8 @@ export const datasetSparqlOperations: Operations = {
       const result = await ctx.services.sparqlServices.updateDataset(ctx.caller, ctx.params.account!, ctx.params.dataset!, request.text, ctx.apiUrl, request.baseIri);
       return jsonResponse(200, result);
     }
-    const format = chooseResultFormat(ctx.req, request.form);
+    const { format } = chooseFormat(ctx.req, { kind: 'results', form: request.form });
     const body = await ctx.services.sparqlServices.queryDataset(ctx.caller, ctx.params.account!, ctx.params.dataset!, engineQuery(request, format.engineFormat));
-    return { status: 200, headers: { 'content-type': `${format.mediaType}; charset=utf-8`, vary: 'Accept' }, body };
+    return { status: 200, headers: { 'content-type': `${format.mediaTypes[0]}; charset=utf-8`, vary: 'Accept' }, body };
   },
 };
