@@ -22,20 +22,13 @@ import { setsVariables } from '../functions/domain/flows/tasks/catalogue.js';
 import { TASK_CATALOGUE } from '../functions/domain/flows/tasks/catalogue.js';
 import { buildGraph, descendants, topologicalOrder, weakComponents, type TaskGraph } from '../functions/domain/flows/blueprints/graph.js';
 import type { FlowDefinition, FlowTask } from '../functions/domain/flows/blueprints/model.js';
-import type { RunStatus } from '../functions/domain/flows/runs/run-status.js';
 import { parseFlow } from '../functions/domain/flows/blueprints/validate.js';
 import type { AslDefinition, AslState, Catcher, ChoiceRule, JsonValue, TaskState } from './asl.js';
+import { RUN_END_ERRORS } from './outcome.js';
 
 /** The Resource of every Task state; CDK fills it in through `definitionSubstitutions`. */
 export const TASK_WORKER_SUBSTITUTION = 'TaskWorkerArn';
 export const TASK_WORKER_PLACEHOLDER = '${' + TASK_WORKER_SUBSTITUTION + '}';
-
-/** The Error of the Fail state that ends a run early, by the run status it means. */
-export const RUN_END_ERRORS = {
-  failed: 'Flow.failed',
-  timeout: 'Flow.timeout',
-  aborted: 'Flow.aborted',
-} as const satisfies Partial<Record<RunStatus, string>>;
 
 export const START_STATE = 'start run';
 

@@ -15,7 +15,17 @@
  */
 import { runStatus, type RunStatus, type TaskStatus } from '../functions/domain/flows/runs/run-status.js';
 import type { FlowDefinition } from '../functions/domain/flows/blueprints/model.js';
-import { RUN_END_ERRORS } from './compile.js';
+
+/**
+ * The Error of the Fail state that ends a run early, by the run status it means. Written by the
+ * compiler, read back here; defined here so the FlowExecutor port, which names ExecutionResult,
+ * does not reach the compiler (and through it the task catalogue) in its imports.
+ */
+export const RUN_END_ERRORS = {
+  failed: 'Flow.failed',
+  timeout: 'Flow.timeout',
+  aborted: 'Flow.aborted',
+} as const satisfies Partial<Record<RunStatus, string>>;
 
 export type ExecutionResult =
   | { kind: 'succeeded'; output: unknown }
