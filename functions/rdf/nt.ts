@@ -80,7 +80,10 @@ function escapeLiteralChar(c: string): string {
   }
 }
 
-/** `<iri>` in canonical form. */
+/**
+ * `<iri>` in canonical form: the platform's one IRI escaper, for every IRI written as N-Triples,
+ * Turtle or SPARQL text (storage, serializers, TSV results, the external store's updates).
+ */
 export function ntIri(iri: string): string {
   return IRI_NEEDS_ESCAPE.test(iri) ? `<${iri.replace(IRI_ESCAPE_ALL, escapeIriChar)}>` : `<${iri}>`;
 }

@@ -1,4 +1,5 @@
 /** Conversions of SPARQL JSON results (what the engine answers for saved queries) to other shapes. */
+import { ntIri, ntQuoted, XSD_STRING } from './nt.js';
 
 export interface SparqlJsonTerm {
   type: 'uri' | 'literal' | 'bnode' | 'typed-literal' | 'triple';
@@ -13,18 +14,13 @@ export interface SparqlJson {
   boolean?: boolean;
 }
 
-const XSD_STRING = 'http://www.w3.org/2001/XMLSchema#string';
-
-const escapeLiteral = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
-const escapeIri = (v: string) => v.replace(/[\u0000-\u0020<>"{}|^`\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`);
-
 /** A term in N-Triples syntax (TSV cells). */
 export function ntTerm(t: SparqlJsonTerm): string {
-  if (t.type === 'uri') return `<${escapeIri(t.value)}>`;
+  if (t.type === 'uri') return ntIri(t.value);
   if (t.type === 'bnode') return `_:${t.value}`;
-  const lex = `"${escapeLiteral(t.value)}"`;
+  const lex = ntQuoted(t.value);
   if (t['xml:lang']) return `${lex}@${t['xml:lang']}`;
-  if (t.datatype && t.datatype !== XSD_STRING) return `${lex}^^<${escapeIri(t.datatype)}>`;
+  if (t.datatype && t.datatype !== XSD_STRING) return `${lex}^^${ntIri(t.datatype)}`;
   return lex;
 }
 
