@@ -24,6 +24,7 @@ import type { Blobs } from '../domain/shared/platform.js';
 import { ENV, type EnvName } from '../env-names.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Services } from '../http/api.js';
+import type { LambdaRuntime } from '../http/lambda.js';
 import { lambdaLogging } from '../adapters/aws/lambda-logging.js';
 import { createLogger } from '../adapters/common/powertools-logger.js';
 import { commonPorts, createServices } from './services.js';
@@ -123,9 +124,6 @@ const uploadsNotAvailable: ResumableUploads = {
 /** One logger per Lambda environment; its level comes from POWERTOOLS_LOG_LEVEL (default INFO). */
 export const awsLogger = createLogger();
 
-/** The middy middleware every Lambda entry uses (Lambda context, route, uncaught errors). */
-export const awsMiddlewares = () => lambdaLogging(awsLogger);
-
 let services: Promise<Services> | undefined;
 
 /**
@@ -154,3 +152,6 @@ export function awsServices(): Promise<Services> {
   });
   return services;
 }
+
+/** What every Lambda entry uses: the services, the logger, and the logging middleware. */
+export const awsLambda: LambdaRuntime = { services: awsServices, logger: awsLogger, middlewares: lambdaLogging(awsLogger) };

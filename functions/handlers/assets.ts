@@ -1,5 +1,5 @@
-import { awsServices } from '../composition/aws.js';
+import { awsLambda } from '../composition/aws.js';
 import { familyEntry } from '../http/lambda.js';
 
 /** Entry points of the "assets" route family: `handler` on Lambda, `mount` in the embedded server. */
-export const { handler, mount } = familyEntry('assets', awsServices);
+export const { handler, mount } = familyEntry('assets', awsLambda);

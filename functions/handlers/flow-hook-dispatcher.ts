@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { UPLOAD_EVENT_SOURCE, UPLOAD_EVENT_TYPES } from '../adapters/aws/eventbridge-upload-events.js';
-import { awsServices } from '../composition/aws.js';
+import { awsLambda, awsServices } from '../composition/aws.js';
 import type { ImportFinishedEvent, ImportStartedEvent } from '../ports/upload-events.js';
 
 /** Where asset files live in the data bucket (see asset-service.ts): the notification rule's key filter. */
@@ -37,4 +37,4 @@ const base = async (event: ObjectCreated | UploadEvent): Promise<void> => {
   else if (event['detail-type'] === UPLOAD_EVENT_TYPES.importFinished) await services.hooks.importFinished(event.detail as ImportFinishedEvent);
 };
 
-export const handler = middy(base);
+export const handler = middy(base).use(awsLambda.middlewares);

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { ScheduleStartEvent } from '../adapters/aws/eventbridge-scheduler.js';
-import { awsServices } from '../composition/aws.js';
+import { awsLambda, awsLogger, awsServices } from '../composition/aws.js';
 
 /**
  * Lambda entry invoked (asynchronously) by EventBridge Scheduler when a flow schedule is due, with
@@ -10,11 +10,11 @@ import { awsServices } from '../composition/aws.js';
  */
 const base = async (event: ScheduleStartEvent): Promise<void> => {
   if (!event || typeof event.blueprintUid !== 'string' || typeof event.scheduleId !== 'string') {
-    console.error('flow-schedule-start: ignoring an event without blueprintUid and scheduleId');
+    awsLogger.warn('flow-schedule-start: ignoring an event without blueprintUid and scheduleId');
     return;
   }
   const services = await awsServices();
   await services.schedules.fire(event.blueprintUid, event.scheduleId);
 };
 
-export const handler = middy<ScheduleStartEvent, void>(base);
+export const handler = middy<ScheduleStartEvent, void>(base).use(awsLambda.middlewares);

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { executionResultOf } from '../adapters/aws/step-functions-executor.js';
-import { awsServices } from '../composition/aws.js';
+import { awsLambda, awsLogger, awsServices } from '../composition/aws.js';
 
 /** The detail of a "Step Functions Execution Status Change" event (the fields used here). */
 export interface ExecutionStatusChange {
@@ -28,7 +28,7 @@ export type ExecutionStatusChangeEvent = EventBridgeEvent<'Step Functions Execut
 const base = async (event: ExecutionStatusChangeEvent): Promise<void> => {
   const detail = event?.detail;
   if (!detail || typeof detail.name !== 'string' || typeof detail.executionArn !== 'string') {
-    console.error('flow-settle: ignoring a malformed event');
+    awsLogger.warn('flow-settle: ignoring a malformed event');
     return;
   }
   const services = await awsServices();
@@ -41,4 +41,4 @@ const base = async (event: ExecutionStatusChangeEvent): Promise<void> => {
   await services.flowRuntime.settle(detail.name, result);
 };
 
-export const handler = middy<ExecutionStatusChangeEvent, void>(base);
+export const handler = middy<ExecutionStatusChangeEvent, void>(base).use(awsLambda.middlewares);

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { TaskInvocation } from '../../statemachines/local.js';
 import { WAIT_FOR_UPLOAD_KIND } from '../../statemachines/compile.js';
-import { awsServices } from '../composition/aws.js';
+import { awsLambda, awsServices } from '../composition/aws.js';
 import type { UploadWaitInvocation } from '../ports/flow-executor.js';
 
 type WorkerEvent = TaskInvocation | UploadWaitInvocation;
@@ -28,4 +28,4 @@ const base = async (event: WorkerEvent): Promise<unknown> => {
   return (await services.flowRuntime.runTask(event)) ?? {};
 };
 
-export const handler = middy<WorkerEvent, unknown>(base);
+export const handler = middy<WorkerEvent, unknown>(base).use(awsLambda.middlewares);

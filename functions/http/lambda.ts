@@ -1,4 +1,4 @@
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { Readable } from 'node:stream';
 import { createFamilyHandler, type FamilyHandler, type Services } from './api.js';
@@ -6,6 +6,7 @@ import { errorResponse, jsonResponse } from './errors.js';
 import { FAMILY_OPERATIONS } from './families.js';
 import { ROUTES, routeKey, type Family, type RouteSpec } from './route-table.js';
 import type { HttpRequest, HttpResponse } from './types.js';
+import type { Logger } from '../ports/logger.js';
 
 const ROUTES_BY_KEY = new Map<string, RouteSpec>(ROUTES.map((r) => [routeKey(r), r]));
 
@@ -76,13 +77,23 @@ async function toApiGateway(response: HttpResponse, spill?: Spill): Promise<APIG
   };
 }
 
+/** What a Lambda entry gets from the AWS composition root. */
+export interface LambdaRuntime {
+  /** Built on the first request (once per cold start). */
+  services(): Promise<Services>;
+  /** Where unknown errors are logged (the caller gets a generic 500). */
+  logger: Logger;
+  /** Middy middleware run on every invocation (the logging context). */
+  middlewares: MiddlewareObj[];
+}
+
 /**
  * One route family's entry points: `handler` for Lambda, `mount` for the embedded server. Both run
  * the same family handler, so what the stack deploys is what `npm start` serves.
  */
-export function familyEntry(family: Family, buildServices: () => Promise<Services>) {
+export function familyEntry(family: Family, runtime: LambdaRuntime) {
   return {
-    handler: lambdaHandler(family, buildServices),
+    handler: lambdaHandler(family, runtime),
     mount: (services: Services): FamilyHandler => createFamilyHandler(family, FAMILY_OPERATIONS[family], services),
   };
 }
@@ -91,10 +102,10 @@ export function familyEntry(family: Family, buildServices: () => Promise<Service
  * The Lambda entry of one route family. Services are built on the first request (once per cold
  * start), so importing a handler module never touches AWS.
  */
-export function lambdaHandler(family: Family, buildServices: () => Promise<Services>) {
+export function lambdaHandler(family: Family, runtime: LambdaRuntime) {
   let handler: Promise<{ run: FamilyHandler; spill: Spill }> | undefined;
   const base = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
-    handler ??= buildServices().then((services) => ({ run: createFamilyHandler(family, FAMILY_OPERATIONS[family], services), spill: spillTo(services) }));
+    handler ??= runtime.services().then((services) => ({ run: createFamilyHandler(family, FAMILY_OPERATIONS[family], services), spill: spillTo(services) }));
     const route = ROUTES_BY_KEY.get(event.routeKey);
     if (!route || route.family !== family) {
       return toApiGateway(jsonResponse(404, { message: `No route ${event.routeKey} in this function.` }));
@@ -106,8 +117,8 @@ export function lambdaHandler(family: Family, buildServices: () => Promise<Servi
     return await toApiGateway(await run(route, (event.pathParameters as Record<string, string>) ?? {}, request), spill);
     } catch (error) {
       handler = undefined;
-      return toApiGateway(errorResponse(error, console));
+      return toApiGateway(errorResponse(error, runtime.logger));
     }
   };
-  return middy(base);
+  return middy(base).use(runtime.middlewares);
 }

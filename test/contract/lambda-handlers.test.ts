@@ -317,7 +317,7 @@ describe('Lambda handlers', () => {
       expect(created.statusCode, created.body).toBe(201);
       expect(lambdaInvokes).toEqual([{ functionName: 'import-worker', payload: { kind: 'import', datasetId: expect.any(String), jobId: created.json.jobId } }]);
       const worker = await import('../../functions/handlers/import-worker.js');
-      await worker.handler(lambdaInvokes[0]!.payload as never);
+      await worker.handler(lambdaInvokes[0]!.payload as never, context);
       const job = await invoke('imports', event('GET', `/datasets/ops/${dataset}/jobs/${created.json.jobId}`, { token }));
       expect(job.statusCode).toBe(200);
       return job.json;
@@ -365,7 +365,7 @@ describe('Lambda handlers', () => {
         const created = await invoke('imports', event('POST', '/datasets/ops/fetched/jobs', { token, body: { type: 'download', downloadUrls: [`http://[::]:${port}/data.nt`] } }));
         expect(created.statusCode, created.body).toBe(201);
         const worker = await import('../../functions/handlers/import-worker.js');
-        for (const invocation of lambdaInvokes) await worker.handler(invocation.payload as never);
+        for (const invocation of lambdaInvokes) await worker.handler(invocation.payload as never, context);
         const job = await invoke('imports', event('GET', `/datasets/ops/fetched/jobs/${created.json.jobId}`, { token }));
         expect(job.json.status).toBe('error');
         expect(job.json.error.message).toMatch(/Refused http:\/\/\[::\]/);
