@@ -70,9 +70,12 @@ function serviceTypeOf(value: string | undefined): QueryServiceType {
   return type;
 }
 
+/** Values given for the query's API variables, by name, each as often as it was given (http/ reads them). */
+export type QueryValues = ReadonlyMap<string, readonly string[]>;
+
 export interface RunRequest {
   version?: number;
-  values: URLSearchParams;
+  values: QueryValues;
   page: number;
   pageSize: number;
 }
@@ -262,10 +265,10 @@ export class SavedQueryService {
   }
 
   /** Values of the API variables from the request: given, else the default; required ones must be set. */
-  bindings(variables: QueryVariable[], values: URLSearchParams): Map<string, TermValue> {
+  bindings(variables: QueryVariable[], values: QueryValues): Map<string, TermValue> {
     const bound = new Map<string, TermValue>();
     for (const v of variables) {
-      const given = values.getAll(v.name);
+      const given = values.get(v.name) ?? [];
       if (given.length > 1) throw new ValidationError(`${v.name}: give this variable at most once.`);
       const value = given[0] !== undefined ? given[0] : v.defaultValue;
       if (value === undefined || value === '') {
@@ -277,7 +280,7 @@ export class SavedQueryService {
     return bound;
   }
 
-  async text(caller: Caller | null, account: string, name: string, version: number | undefined, values: URLSearchParams): Promise<string> {
+  async text(caller: Caller | null, account: string, name: string, version: number | undefined, values: QueryValues): Promise<string> {
     const found = await this.get(caller, account, name, version);
     return (await instantiate(found.version.query, this.bindings(found.version.variables, values))) ?? found.version.query;
   }

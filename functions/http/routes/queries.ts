@@ -3,7 +3,7 @@ import { ACCESS_LEVELS } from '../../domain/datasets/datasets.js';
 import { ValidationError } from '../../domain/shared/errors.js';
 import { parsePageRequest } from '../../domain/shared/paging.js';
 import { annotatedText, savedQueryView } from '../../domain/queries/saved-queries.js';
-import { type Found, MAX_RUN_PAGE_SIZE, DEFAULT_RUN_PAGE_SIZE, QueryMovedError } from '../../domain/queries/saved-query-service.js';
+import { type Found, MAX_RUN_PAGE_SIZE, DEFAULT_RUN_PAGE_SIZE, QueryMovedError, type QueryValues } from '../../domain/queries/saved-query-service.js';
 import { formatBySuffix, type QueryForm, type ResultFormat } from '../../rdf/formats.js';
 import { toBindingObjects, toCsv, toTsv, toXml } from '../../rdf/sparql-results.js';
 import type { Operation, OperationContext, Operations } from '../api.js';
@@ -114,10 +114,17 @@ function runFormat(ctx: OperationContext, form: QueryForm): ResultFormat | null 
   return format.suffix === 'json' ? null : format;
 }
 
+/** The query string by name, every value kept (the service refuses a variable given twice). */
+function queryValues(query: URLSearchParams): QueryValues {
+  const values = new Map<string, string[]>();
+  for (const [name, value] of query) values.set(name, [...(values.get(name) ?? []), value]);
+  return values;
+}
+
 async function run(ctx: OperationContext): Promise<HttpResponse> {
   const { savedQueries } = ctx.services;
   const paging = runPaging(ctx);
-  const request = { version: versionParam(ctx), values: ctx.req.query, ...paging };
+  const request = { version: versionParam(ctx), values: queryValues(ctx.req.query), ...paging };
   const found = await savedQueries.get(ctx.caller, ctx.params.account!, ctx.params.query!, request.version);
   const form = await savedQueries.formOf(found);
   if (ctx.req.method === 'POST') return jsonResponse(200, await savedQueries.runUpdate(ctx.caller, found, request, ctx.apiUrl));
@@ -199,7 +206,7 @@ export const queryOperations: Operations = {
   }),
 
   queryText: followRenames(async (ctx) => {
-    const text = await ctx.services.savedQueries.text(ctx.caller, ctx.params.account!, ctx.params.query!, versionParam(ctx), ctx.req.query);
+    const text = await ctx.services.savedQueries.text(ctx.caller, ctx.params.account!, ctx.params.query!, versionParam(ctx), queryValues(ctx.req.query));
     return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: text };
   }),
 
