@@ -257,7 +257,7 @@ export class ImportService {
         // Cleaning is best effort: a dataset whose manifest cannot be read keeps its blobs, and
         // the platform still starts.
         await this.removeUnlistedGraphBlobs(dataset.id).catch((e: unknown) =>
-          console.error('removing unlisted graph blobs failed', { datasetId: dataset.id, error: (e as Error)?.message ?? String(e) }),
+          this.platform.logger.error('removing unlisted graph blobs failed', { datasetId: dataset.id, error: (e as Error)?.message ?? String(e) }),
         );
       }
       const last = batch.items[batch.items.length - 1];
@@ -333,7 +333,7 @@ export class ImportService {
           ? error.message
           : 'The import failed because of an internal error; it was logged. The dataset was not changed.';
       if (!(error instanceof RdfSyntaxError || error instanceof ValidationError)) {
-        console.error('import failed', { datasetId, jobId, error: (error as Error)?.stack ?? String(error) });
+        this.platform.logger.error('import failed', { datasetId, jobId, error });
       }
       const current = await this.platform.store.getJob(datasetId, jobId);
       if (current && !FINAL_JOB_STATUSES.includes(current.status)) {

@@ -150,7 +150,7 @@ export class ServiceManager {
       }));
       if (oldSnapshot.manifestKey !== target.manifestKey) await this.catalog.collect(datasetId, await this.catalog.manifestAt(oldSnapshot.manifestKey));
     } catch (e) {
-      console.error('loading a service failed', { serviceId, error: (e as Error)?.stack ?? String(e) });
+      this.platform.logger.error('loading a service failed', { serviceId, error: e });
       await this.change(datasetId, serviceId, (s) => ({
         ...s,
         status: service.status === 'updating' ? 'running' : 'error',

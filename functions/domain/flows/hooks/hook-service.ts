@@ -191,7 +191,7 @@ export class FlowHookService implements UploadEvents {
       hooks.map(({ hook, flow, owner }) =>
         this.runs
           .startTriggered(flow, owner, { startedFrom: { type: 'hook-asset', hookId: hook.id, assetId: event.identifier }, values: hook.values, system }, apiUrl)
-          .catch((e: Error) => console.error(`hook ${hook.id} could not start a run: ${e.message}`)),
+          .catch((e: Error) => this.platform.logger.error('hook could not start a run', { hookId: hook.id, error: e.message })),
       ),
     );
   }
@@ -206,7 +206,7 @@ export class FlowHookService implements UploadEvents {
       hooks.map(({ hook, flow, owner }) =>
         this.runs
           .createWaiting(flow, owner, { startedFrom: { type: 'hook-index-job', hookId: hook.id }, values: hook.values, system, importJobId: event.jobId }, this.apiUrl(event.apiUrl))
-          .catch((e: Error) => console.error(`hook ${hook.id} could not create its waiting run: ${e.message}`)),
+          .catch((e: Error) => this.platform.logger.error('hook could not create its waiting run', { hookId: hook.id, error: e.message })),
       ),
     );
   }
@@ -232,7 +232,7 @@ export class FlowHookService implements UploadEvents {
         const trigger = { startedFrom: { type: 'hook-index-job' as const, hookId: hook.id }, values, system: { ...system, system_uploadedGraphIRI: graph } };
         await this.runs
           .startTriggered(flow, owner, trigger, waiting.apiUrl ?? this.apiUrl())
-          .catch((e: Error) => console.error(`hook ${hook.id} could not start a run for <${graph}>: ${e.message}`));
+          .catch((e: Error) => this.platform.logger.error('hook could not start a run for an uploaded graph', { hookId: hook.id, graph, error: e.message }));
       }
     }
   }

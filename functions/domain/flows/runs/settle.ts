@@ -82,7 +82,7 @@ export class RunSettler {
       const flow = await this.platform.flows.getFlowByUid(run.blueprintUid);
       if (flow) {
         for (const listener of this.settledListeners) {
-          await listener(settled, flow, version.definition).catch((e: Error) => console.error(`after run ${settled.id} ended: ${e.message}`));
+          await listener(settled, flow, version.definition).catch((e: Error) => this.platform.logger.error('a listener failed after a run ended', { runId: settled.id, error: e.message }));
         }
       }
     }

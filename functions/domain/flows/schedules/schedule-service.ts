@@ -162,7 +162,7 @@ export class FlowScheduleService {
     if (!(await this.flows.getSwitches()).flowsEnabled) return null;
     const asOwner: Caller = { uid: owner.uid, accountName: owner.accountName, isAdmin: owner.isAdmin === true, credential: { kind: 'token', tokenId: '', readOnly: false } };
     if (!(await this.flows.visibleFlowByUid(asOwner, blueprintUid))) {
-      console.error(`schedule ${scheduleId}: its owner "${owner.accountName}" no longer sees flow "${flow.flowId}"; no run started.`);
+      this.platform.logger.warn('schedule skipped: its owner no longer sees the flow; no run started', { scheduleId, owner: owner.accountName, flowId: flow.flowId });
       return null;
     }
     try {
@@ -172,7 +172,7 @@ export class FlowScheduleService {
       const values = Object.fromEntries(Object.entries(schedule.values).filter(([name]) => known.has(name)));
       return await this.runs.startTriggered(flow, owner, { startedFrom: { type: 'schedule', scheduleId }, values }, apiUrl);
     } catch (e) {
-      console.error(`schedule ${scheduleId} could not start a run of flow "${flow.flowId}": ${(e as Error).message}`);
+      this.platform.logger.error('schedule could not start a run', { scheduleId, flowId: flow.flowId, error: (e as Error).message });
       return null;
     }
   }
