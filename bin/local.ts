@@ -7,6 +7,9 @@ import { resolve } from 'node:path';
 // The SDK warns on Node 20 about releases from 2027; our versions are pinned, so the warning is noise.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { startEmbeddedPlatform } = await import('../functions/composition/local.js');
+const { createLogger } = await import('../functions/adapters/common/powertools-logger.js');
+// Operational logs are JSON lines (level from POWERTOOLS_LOG_LEVEL); the banner below is for the person at the terminal.
+const logger = createLogger();
 
 const port = Number(process.env.PORT ?? 8080);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -21,8 +24,9 @@ const platform = await startEmbeddedPlatform({
   port,
   adminAccount: process.env.ADMIN_ACCOUNT ?? 'admin',
   adminPassword: process.env.ADMIN_PASSWORD || undefined,
+  logger,
 }).catch((e: Error) => {
-  console.error(`Could not start the platform: ${e.message}`);
+  logger.error(`Could not start the platform: ${e.message}`, { error: e });
   process.exit(1);
 });
 
@@ -35,6 +39,7 @@ let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
+  logger.info('stopping the platform');
   await platform.close();
   process.exit(0);
 };
