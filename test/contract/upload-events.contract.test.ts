@@ -77,7 +77,7 @@ function eventBridgeHarness() {
         .map((e) => ({ kind: kinds.get(e.DetailType!)!, event: JSON.parse(e.Detail!) }) as Received),
     settle: async () => {},
     carriesAssetEvents: false,
-  } satisfies UploadEventsHarness;
+  } satisfies UploadEventsHarness & { entries: PutEventsRequestEntry[] };
 }
 
 const ADAPTERS: [string, () => UploadEventsHarness][] = [
