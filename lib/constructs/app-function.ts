@@ -48,9 +48,9 @@ export const SPARQL_PARSE_WORKER_MODULES = [join(REPO_ROOT, 'functions', 'rdf', 
 /**
  * The RDF parse worker (oxigraph's JSON-LD and RDF/XML parsers run on untrusted uploads off the
  * main thread), started as `new URL('./rdf-parse-worker.mjs', import.meta.url)` from
- * `functions/rdf/parse.ts`; copied to the asset root. Imports only `oxigraph` and Node built-ins.
+ * `functions/rdf/parse/worker-pool.ts`; copied to the asset root. Imports only `oxigraph` and Node built-ins.
  */
-export const RDF_PARSE_WORKER = join(REPO_ROOT, 'functions', 'rdf', 'rdf-parse-worker.mjs');
+export const RDF_PARSE_WORKER = join(REPO_ROOT, 'functions', 'rdf', 'parse', 'rdf-parse-worker.mjs');
 
 /** Files of oxigraph's browser build: never loaded on Node (`main` is `node.js`), ~4 MB each asset. */
 const OXIGRAPH_BROWSER_FILES = ['web.js', 'web.d.ts', 'web_bg.wasm', 'web_bg.wasm.d.ts'];

@@ -384,7 +384,7 @@ describe('stateless stack: function bundles', () => {
     const source = readFileSync(ENGINE_WORKER, 'utf8');
     // The engine resolves it relative to its own module, which in a bundle is index.mjs.
     expect(readFileSync(join(dirname(ENGINE_WORKER), 'oxigraph-engine.ts'), 'utf8')).toContain("new URL('./worker.mjs', import.meta.url)");
-    expect(readFileSync(join(dirname(RDF_PARSE_WORKER), 'parse.ts'), 'utf8')).toContain("new URL('./rdf-parse-worker.mjs', import.meta.url)");
+    expect(readFileSync(join(dirname(RDF_PARSE_WORKER), 'worker-pool.ts'), 'utf8')).toContain("new URL('./rdf-parse-worker.mjs', import.meta.url)");
     for (const d of DECLARED) {
       expect(readFileSync(join(assetDir(d.fn()), 'worker.mjs'), 'utf8'), d.label).toBe(source);
       for (const module of [...ENGINE_WORKER_MODULES, SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES, RDF_PARSE_WORKER]) {
