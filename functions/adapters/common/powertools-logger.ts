@@ -87,9 +87,11 @@ export class PlatformLogger implements ScopedLogger {
     return this.scope.run({ ...this.scope.getStore(), ...attributes }, work);
   }
 
+  /** The scope's attributes under the line's own; an undefined value never hides a scoped one. */
   private attributes(extra: LogAttributes | undefined): LogAttributes {
-    const scoped = this.scope.getStore();
-    return scoped ? { ...scoped, ...extra } : (extra ?? {});
+    const merged: LogAttributes = { ...this.scope.getStore() };
+    for (const [key, value] of Object.entries(extra ?? {})) if (value !== undefined) merged[key] = value;
+    return merged;
   }
 }
 
