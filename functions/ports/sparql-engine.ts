@@ -42,9 +42,8 @@ export interface SparqlEngine {
 export class EngineTimeoutError extends Error {
   override name = 'EngineTimeoutError';
 }
-export class EngineOverloadedError extends Error {
-  override name = 'EngineOverloadedError';
-}
+/** Busy (503); defined in rdf/, whose SPARQL parser pool raises it too. */
+export { EngineOverloadedError } from '../rdf/sparql-errors.js';
 export class EngineQueryError extends Error {
   override name = 'EngineQueryError';
 }

@@ -1,7 +1,7 @@
 /** What a SPARQL request is, read with sparqljs: its form, and whether it is an update. */
 import sparqljs from 'sparqljs';
-import { EngineOverloadedError } from '../ports/sparql-engine.js';
 import type { QueryForm } from './formats.js';
+import { EngineOverloadedError } from './sparql-errors.js';
 import { ByteBoundedLru } from './sparql-lru.mjs';
 import { ParseBusyError, ParseRejectedError, ParseTooComplexError, sparqlParser } from './sparql-parser-pool.js';
 import { sparqlLimitProblem, withoutLiterals } from './sparql-prescan.js';

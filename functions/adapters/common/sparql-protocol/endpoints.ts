@@ -3,10 +3,19 @@
  * Graph Store Protocol endpoints, with timeouts and the store's error messages read back.
  */
 import type { SparqlProtocolEngineOptions } from './options.js';
-import type { Binding } from './results.js';
 
 export const RESULTS_JSON = 'application/sparql-results+json';
 export const N_TRIPLES = 'application/n-triples';
+
+/** A term of SPARQL JSON results as the store sends them (Virtuoso adds `typed-literal`). */
+export interface JsonTerm {
+  type: 'uri' | 'bnode' | 'literal' | 'typed-literal' | 'triple';
+  value: string;
+  'xml:lang'?: string;
+  datatype?: string;
+}
+export type Binding = Record<string, JsonTerm>;
+
 const FORM_TYPE = 'application/x-www-form-urlencoded; charset=UTF-8';
 /** Statuses by which a Graph Store Protocol endpoint says it cannot be used (here, anonymously). */
 const GSP_UNUSABLE = new Set([401, 403, 404, 405, 415, 501]);

@@ -6,20 +6,12 @@
 import * as oxigraph from 'oxigraph';
 import { EngineQueryError } from '../../../ports/sparql-engine.js';
 import { RDF_LANG_STRING, XSD_STRING } from '../../../rdf/nt.js';
-import { N_TRIPLES } from './endpoints.js';
+import { type Binding, type JsonTerm, N_TRIPLES } from './endpoints.js';
 import type { SnapshotNames } from './snapshot-names.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const XSD_BOOLEAN = `${XSD}boolean`;
 const XSD_DURATION = `${XSD}duration`;
-
-interface JsonTerm {
-  type: 'uri' | 'bnode' | 'literal' | 'typed-literal' | 'triple';
-  value: string;
-  'xml:lang'?: string;
-  datatype?: string;
-}
-export type Binding = Record<string, JsonTerm>;
 
 interface Term {
   type: 'uri' | 'bnode' | 'literal';
