@@ -4,6 +4,7 @@
  * positions recovered from the lexer (and oxigraph's word on a bad N-Triples/N-Quads line).
  */
 import N3 from 'n3';
+import { formatByName } from '../formats.js';
 import { makeN3TermConverter, type NtQuad, type RdfJsTermLike, UnsupportedTermError } from '../nt.js';
 import { parseOxigraphMessage, RdfSyntaxError } from './errors.js';
 import { DEFAULT_BATCH, type ParseRdfOptions } from './options.js';
@@ -199,7 +200,7 @@ async function toSyntaxErrorN3(failure: unknown, snap: Snapshot, lexer: N3LexerI
 
 /** oxigraph's word on one N-Triples / N-Quads line, parsed alone in a parse worker. */
 async function oxigraphLineDiagnosis(text: string, format: 'ntriples' | 'nquads'): Promise<{ detail: string; column?: number } | null> {
-  const reply = await runParseWorkerJob('diagnoseLine', { text, format: format === 'ntriples' ? 'application/n-triples' : 'application/n-quads' });
+  const reply = await runParseWorkerJob('diagnoseLine', { text, format: formatByName(format).mediaTypes[0] });
   // No message: the line parses alone. A failed worker: N3's own message stands.
   if (reply.type !== 'end' || !reply.message) return null;
   const parsed = parseOxigraphMessage(reply.message);

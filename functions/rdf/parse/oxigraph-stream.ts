@@ -9,14 +9,14 @@ import { DEFAULT_PARSE_LIMITS, JsonDepthGuard, XmlEndCheck, XmlEntityGuard } fro
 import { DEFAULT_BATCH, type ParseRdfOptions } from './options.js';
 import { ParseWorkerJob, type ParseWorkerMessage, runParseWorkerJob } from './worker-pool.js';
 
-const OXIGRAPH_FORMAT = { jsonld: 'application/ld+json', rdfxml: 'application/rdf+xml' } as const;
 /** Input kept (failure path only) to locate errors oxigraph reports without a position. */
 const RETAIN_BYTES = 8 * 1024 * 1024;
 
 export async function* parseWithOxigraph(input: AsyncIterable<Buffer | Uint8Array | string>, options: ParseRdfOptions): AsyncGenerator<NtQuad[]> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const prefix = options.blankNodePrefix;
-  const format = OXIGRAPH_FORMAT[options.format.name as keyof typeof OXIGRAPH_FORMAT];
+  // oxigraph names formats by their canonical media type.
+  const format = options.format.mediaTypes[0]!;
   const limits = { ...DEFAULT_PARSE_LIMITS, ...options.limits };
   // The first RETAIN_BYTES of input, and how many bytes oxigraph has pulled so far.
   let retained: Uint8Array[] | null = [];

@@ -5,6 +5,7 @@
  */
 import * as oxigraph from 'oxigraph';
 import { EngineQueryError } from '../../../ports/sparql-engine.js';
+import { RESULT_FORMATS } from '../../../rdf/formats.js';
 import { RDF_LANG_STRING, XSD_STRING } from '../../../rdf/nt.js';
 import { type Binding, type JsonTerm, N_TRIPLES } from './endpoints.js';
 import type { SnapshotNames } from './snapshot-names.js';
@@ -152,7 +153,8 @@ function writeBoolean(value: boolean, format: string): string {
   }
 }
 
-export const TABULAR_FORMATS = new Set(['application/sparql-results+json', 'application/json', 'application/sparql-results+xml', 'text/csv', 'text/tab-separated-values']);
+/** Media types SELECT/ASK results are written in (those of the format table's tabular formats). */
+export const TABULAR_FORMATS = new Set(RESULT_FORMATS.filter((f) => f.forms.includes('select')).map((f) => f.mediaTypes[0]!));
 
 export function convertTabular(body: string, format: string, names: SnapshotNames): string {
   let json: { head?: { vars?: string[] }; boolean?: boolean; results?: { bindings?: Binding[] } };
