@@ -252,6 +252,9 @@ vi.mock('../../../functions/composition/aws.js', () => ({
     flowRuntime: { runTask: fake.runTask, settle: fake.settle },
     platform: { flowExecutor: { result: fake.result } },
   }),
+  // The entries' logging (middleware and logger) is not what these tests are about: no-ops stand in.
+  awsLambda: { middlewares: { before: () => {} } },
+  awsLogger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
 }));
 const { handler: taskWorker } = await import('../../../functions/handlers/flow-task-worker.js');
 const { handler: settle } = await import('../../../functions/handlers/flow-settle.js');
