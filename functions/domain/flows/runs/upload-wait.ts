@@ -6,7 +6,7 @@
  */
 import type { RunRecord } from '../records.js';
 import type { Platform } from '../../shared/platform.js';
-import { TaskFailure } from '../tasks/run-task.js';
+import { TaskFailure } from '../tasks/task-context.js';
 import { isFinalRunStatus } from './run-status.js';
 
 /** How a data upload hook's waiting run goes on: with the graph it is for, or aborted. */
