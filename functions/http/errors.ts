@@ -8,14 +8,12 @@ const STATUS: Record<DomainErrorKind, number> = {
   unauthenticated: 401,
   forbidden: 403,
   'not-found': 404,
-  'method-not-allowed': 405,
   'not-acceptable': 406,
   conflict: 409,
   'too-large': 413,
   'unsupported-media-type': 415,
   'too-many-requests': 429,
   unavailable: 503,
-  timeout: 504,
 };
 
 export const JSON_TYPE = 'application/json; charset=utf-8';

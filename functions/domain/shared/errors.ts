@@ -16,10 +16,8 @@ export type DomainErrorKind =
   | 'too-large'
   | 'unsupported-media-type'
   | 'not-acceptable'
-  | 'method-not-allowed'
   | 'unavailable'
-  | 'too-many-requests'
-  | 'timeout';
+  | 'too-many-requests';
 
 export class ValidationError extends DomainError {
   readonly kind = 'validation';
@@ -56,19 +54,10 @@ export class NotAcceptableError extends DomainError {
   readonly kind = 'not-acceptable';
   override name = 'NotAcceptableError';
 }
-export class MethodNotAllowedError extends DomainError {
-  readonly kind = 'method-not-allowed';
-  override name = 'MethodNotAllowedError';
-}
 /** Exists but cannot answer now (a starting or stopped service, an overloaded engine): 503. */
 export class ServiceUnavailableError extends DomainError {
   readonly kind = 'unavailable';
   override name = 'ServiceUnavailableError';
-}
-/** Took longer than allowed (a runaway query): 504. */
-export class TimeoutError extends DomainError {
-  readonly kind = 'timeout';
-  override name = 'TimeoutError';
 }
 /** Too many attempts (sign-in guesses): 429, with when to try again. */
 export class TooManyRequestsError extends DomainError {
