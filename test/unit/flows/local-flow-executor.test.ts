@@ -34,9 +34,10 @@ async function startWaitingRun(runId: string) {
     },
   });
   const flow = loadFixture('linear');
-  const executable = await executor.prepare({ blueprintUid: 'b1', version: 1, definition: compileFlow(flow) });
+  const definition = compileFlow(flow);
+  const executable = await executor.prepare({ blueprintUid: 'b1', version: 1 });
   const input: ExecutionInput = { run: { id: runId, blueprintId: 'b1', flowId: flow.id, version: 1, startedBy: 'u1', waitForUpload: true }, variables: { sourceUrl: 'https://x.example/a.ttl' } };
-  await executor.start(executable, compileFlow(flow), runId, input);
+  await executor.start(executable, definition, runId, input);
   await vi.waitFor(() => expect(tokens).toHaveLength(1));
   return { executor, token: tokens[0]!, variablesSeen, settled };
 }
