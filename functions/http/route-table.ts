@@ -244,8 +244,6 @@ export const ROUTES: readonly RouteSpec[] = [
 /** API Gateway route key, e.g. `GET /datasets/{account}`. */
 export const routeKey = (r: Pick<RouteSpec, 'method' | 'path'>): string => `${r.method} ${r.path}`;
 
-export const routesOfFamily = (family: Family): RouteSpec[] => ROUTES.filter((r) => r.family === family);
-
 /**
  * Functions that serve no route. `handler` names the module `functions/handlers/<handler>.ts`.
  * Who invokes a worker:

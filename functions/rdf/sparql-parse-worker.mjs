@@ -102,18 +102,6 @@ function probe({ text, values, offset }) {
   return new sparqljs.Generator().stringify(query);
 }
 
-function variables({ text }) {
-  const names = new Set();
-  const walk = (n) => {
-    if (Array.isArray(n)) return n.forEach(walk);
-    if (typeof n !== 'object' || n === null) return;
-    if (n.termType === 'Variable') names.add(n.value);
-    Object.values(n).forEach(walk);
-  };
-  walk(parse(text));
-  return [...names];
-}
-
 /**
  * The tree as plain data for postMessage: structured cloning drops prototypes, and sparqljs'
  * `*` wildcard keeps its termType and value on its prototype, so it becomes a plain object
@@ -143,9 +131,6 @@ parentPort.on('message', (message) => {
         break;
       case 'probe':
         reply = { ok: true, result: probe(message) };
-        break;
-      case 'variables':
-        reply = { ok: true, result: variables(message) };
         break;
       default:
         reply = { ok: false, error: `unknown message ${message.type}` };

@@ -33,8 +33,7 @@ export class ParseBusyError extends Error {
 export type ParseJob =
   | { type: 'analyze' | 'parse'; text: string; baseIri?: string }
   | { type: 'instantiate'; text: string; values: [string, unknown][]; page?: { page: number; pageSize: number }; extraRows: number }
-  | { type: 'probe'; text: string; values: [string, unknown][]; offset: number }
-  | { type: 'variables'; text: string };
+  | { type: 'probe'; text: string; values: [string, unknown][]; offset: number };
 
 interface Pending {
   job: ParseJob & { id: number };

@@ -31,11 +31,6 @@ async function inWorker<T>(query: string, run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The names of the variables a query mentions (for checking API variables against it). */
-export async function queryVariables(query: string): Promise<Set<string>> {
-  return new Set(await inWorker(query, () => sparqlParser.run<string[]>({ type: 'variables', text: query })));
-}
-
 /**
  * The query with `values` substituted and, when `page` is given, limited to that page plus one
  * row (so the caller knows whether a next page exists), respecting the query's own LIMIT/OFFSET.

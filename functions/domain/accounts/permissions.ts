@@ -19,9 +19,6 @@ export const PERMISSIONS = [
 // Compile-time check that the list names every Permission (the type lives with the stored records).
 true satisfies (Permission extends (typeof PERMISSIONS)[number] ? true : false);
 
-export const isPermission = (value: unknown): value is Permission =>
-  typeof value === 'string' && (PERMISSIONS as readonly string[]).includes(value);
-
 /** Read flows is part of every role (spec: "part of every role"). */
 export const ALWAYS_GRANTED: readonly Permission[] = ['readFlows'];
 
