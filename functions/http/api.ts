@@ -18,7 +18,8 @@ import type { FlowRuntimeHooks } from '../ports/flow-executor.js';
 import type { ServiceManager } from '../domain/sparql/service-manager.js';
 import { ValidationError } from '../domain/shared/errors.js';
 import type { Platform } from '../domain/shared/platform.js';
-import { errorResponse, type ErrorLogger } from './errors.js';
+import type { Logger } from '../ports/logger.js';
+import { errorResponse } from './errors.js';
 import { parseCookies } from './request.js';
 import type { Family, RouteSpec } from './route-table.js';
 import type { HttpRequest, HttpResponse } from './types.js';
@@ -48,7 +49,8 @@ export interface Services {
   hooks: FlowHookService;
   /** Flow schedules; `fire` is what their triggers call. */
   schedules: FlowScheduleService;
-  logger: ErrorLogger;
+  /** The platform's logger (`platform.logger`): unknown errors are logged here, never echoed. */
+  logger: Logger;
 }
 
 export interface OperationContext {

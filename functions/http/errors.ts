@@ -2,6 +2,7 @@ import { DomainError, type DomainErrorKind, TooManyRequestsError } from '../doma
 import { EngineOverloadedError, EngineQueryError, EngineTimeoutError } from '../ports/sparql-engine.js';
 import { SparqlSyntaxError } from '../rdf/sparql-analysis.js';
 import type { HttpResponse } from './types.js';
+import type { Logger } from '../ports/logger.js';
 
 const STATUS: Record<DomainErrorKind, number> = {
   validation: 400,
@@ -24,9 +25,8 @@ export const jsonResponse = (status: number, body: unknown, headers: Record<stri
   body: JSON.stringify(body),
 });
 
-export interface ErrorLogger {
-  error(message: string, details: Record<string, unknown>): void;
-}
+/** Only the error level of the Logger port is needed here. */
+export type ErrorLogger = Pick<Logger, 'error'>;
 
 /**
  * The one mapper from errors to responses: domain errors keep their message and get their status;
