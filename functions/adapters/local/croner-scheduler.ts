@@ -2,6 +2,7 @@ import { nextRun } from '../../domain/flows/schedules/schedules.js';
 import type { ScheduleRecord } from '../../domain/flows/records.js';
 import type { FlowScheduler } from '../../ports/flow-scheduler.js';
 import type { Clock } from '../../ports/clock.js';
+import { AsyncResource } from 'node:async_hooks';
 import type { Logger } from '../../ports/logger.js';
 import { defaultLogger } from '../common/powertools-logger.js';
 
@@ -31,6 +32,11 @@ export class CronerScheduler implements FlowScheduler {
   private timer?: NodeJS.Timeout;
   private ticking: Promise<number> = Promise.resolve(0);
   private stopped = false;
+  /**
+   * The async context the scheduler was made in (no request's): its timer runs there, so lines a
+   * schedule logs never carry the id of whichever request last changed a schedule.
+   */
+  private readonly home = new AsyncResource('CronerScheduler');
 
   constructor(
     private readonly clock: Clock,
@@ -107,10 +113,12 @@ export class CronerScheduler implements FlowScheduler {
     for (const e of this.entries.values()) if (e.next && e.next.getTime() < earliest) earliest = e.next.getTime();
     if (earliest === Infinity) return;
     const delay = Math.min(MAX_TIMER_MS, Math.max(0, earliest - this.clock.now().getTime()));
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.tick().finally(() => this.arm());
-    }, delay);
+    this.timer = this.home.runInAsyncScope(() =>
+      setTimeout(() => {
+        this.timer = undefined;
+        void this.tick().finally(() => this.arm());
+      }, delay),
+    );
     this.timer.unref();
   }
 }
