@@ -201,6 +201,15 @@ module.exports = {
       to: { couldNotResolve: true },
     },
     {
+      name: 'no-orphans',
+      severity: 'error',
+      comment:
+        'A module nothing imports and that imports nothing is dead code (worker modules and handlers ' +
+        'are loaded by path but import packages, so they are not orphans).',
+      from: { orphan: true, path: '^(functions|statemachines|lib|bin|test)/', pathNot: '\\.d\\.m?ts$' },
+      to: {},
+    },
+    {
       name: 'functions-not-to-dev-dependencies',
       severity: 'error',
       comment:
@@ -214,7 +223,6 @@ module.exports = {
     parser: 'swc',
     doNotFollow: { path: 'node_modules' },
     tsConfig: { fileName: 'tsconfig.json' },
-    tsPreCompilationDeps: true,
     // Worker modules (.mjs) are loaded by path; they are scanned like any other module.
     moduleSystems: ['es6', 'cjs'],
     exclude: { path: '^(cdk\\.out|\\.data|node_modules)/' },
