@@ -224,7 +224,7 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
     // Count every import as written, type imports included (see the header).
     tsPreCompilationDeps: true,
-    // Worker modules (.mjs) are loaded by path; they are scanned like any other module.
+    // ES modules throughout (worker .mjs files included); createRequire'd packages are seen as cjs.
     moduleSystems: ['es6', 'cjs'],
     // Build output and data, never sources (node_modules is not followed, but its packages stay
     // in the graph so the npm rules can see them).
