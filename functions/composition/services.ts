@@ -56,7 +56,7 @@ export function createServices(platform: Platform): Services {
   const sparqlServices = new ServiceManager(platform, access, catalog, platform.settings.sparql);
   const savedQueries = new SavedQueryService(platform, access, sparqlServices);
   const flows = new FlowService(platform, access);
-  const accounts = new AccountService(platform, access, auth, datasets);
+  const accounts = new AccountService(platform, access, auth);
   // Runs: starting, the task worker, settling and listing share what this process read about runs.
   const runCaches = new RunCaches(platform);
   const runSettler = new RunSettler(platform, runCaches);
@@ -72,6 +72,7 @@ export function createServices(platform: Platform): Services {
     await schedules.removeOfOwner(account.uid);
     await hooks.removeOfOwner(account.uid);
     await flows.removeAllOf(account.uid);
+    await datasets.removeAllOf(account.uid);
   });
   return {
     platform,

@@ -1,7 +1,6 @@
-import type { AccessService } from '../datasets/access-service.js';
+import type { AccountAccessService } from './account-access.js';
 import type { AccountRecord, AccountType, MembershipRecord, TokenRecord } from './accounts.js';
 import type { AuthService } from './auth-service.js';
-import type { DatasetService } from '../datasets/dataset-service.js';
 import type { Caller } from '../shared/caller.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../shared/errors.js';
 import { assertAccountName, assertRoleName, nameKey } from '../shared/names.js';
@@ -50,14 +49,13 @@ export function assertPassword(password: string): void {
 
 /** Accounts, organisations, members, roles and tokens. */
 export class AccountService {
-  /** What other parts remove with an account (its hooks, its flows), registered at wiring. */
+  /** What other contexts remove with an account (its flows, hooks, datasets), registered at wiring, run in order. */
   private readonly deletionSteps: ((account: AccountRecord) => Promise<void>)[] = [];
 
   constructor(
     private readonly platform: Platform,
-    private readonly access: AccessService,
+    private readonly access: AccountAccessService,
     private readonly auth: AuthService,
-    private readonly datasets: DatasetService,
   ) {}
 
   onDelete(step: (account: AccountRecord) => Promise<void>): void {
@@ -231,16 +229,8 @@ export class AccountService {
       await this.requireOwner(caller as Caller, account, 'delete the organisation');
     }
     const store = this.platform.store;
-    // Its flow schedules and hooks go first (their runs would act as it), then its flows.
+    // Its flow schedules and hooks go first (their runs would act as it), then its flows and datasets.
     for (const step of this.deletionSteps) await step(account);
-    for (let round = 0; round < 1000; round++) {
-      const batch = await store.listDatasets(account.uid, { batch: 100 });
-      for (const { item } of batch.items) {
-        await store.deleteDataset(item);
-        await this.datasets.removeContents(item.id);
-      }
-      if (!batch.more || batch.items.length === 0) break;
-    }
     for (const t of await store.listTokens(account.uid)) await store.deleteToken(t.uid, t.tokenId);
     for (const m of await store.listMembers(account.uid)) await store.deleteMembership(m.orgUid, m.userUid);
     for (const m of await store.listMembershipsOfUser(account.uid)) await store.deleteMembership(m.orgUid, m.userUid);

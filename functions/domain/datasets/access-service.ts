@@ -1,77 +1,15 @@
 import type { AccountRecord } from '../accounts/accounts.js';
+import { AccountAccessService } from '../accounts/account-access.js';
 import type { Caller } from '../shared/caller.js';
-import { isReadOnly } from '../shared/caller.js';
 import type { DatasetRecord } from './datasets.js';
 import { canReadDataset } from './datasets.js';
-import { NotFoundError, UnauthenticatedError, ForbiddenError } from '../shared/errors.js';
-import type { AccountAccess, Permission } from '../accounts/permissions.js';
-import { FULL_ACCESS, NO_ACCESS, mergeAccess, permissionsOfRole, restrictToReadOnly } from '../accounts/permissions.js';
-import type { Platform } from '../shared/platform.js';
+import { NotFoundError } from '../shared/errors.js';
 
-/** How deep organisation parents are followed; guards against cycles too. */
-const MAX_PARENT_DEPTH = 8;
-
-/** Resolves what a caller may do on accounts and datasets. */
-export class AccessService {
-  constructor(private readonly platform: Platform) {}
-
-  /** Membership and permissions of `caller` on `account`, following parent organisations. */
-  async accountAccess(caller: Caller | null, account: AccountRecord): Promise<AccountAccess> {
-    if (!caller) return NO_ACCESS;
-    let access: AccountAccess;
-    if (caller.isAdmin || caller.uid === account.uid) access = FULL_ACCESS;
-    else if (account.type === 'user') access = NO_ACCESS;
-    else access = await this.organisationAccess(caller.uid, account, 0);
-    return isReadOnly(caller) ? restrictToReadOnly(access) : access;
-  }
-
-  private async organisationAccess(userUid: string, org: AccountRecord, depth: number): Promise<AccountAccess> {
-    const membership = await this.platform.store.getMembership(org.uid, userUid);
-    let access: AccountAccess = membership
-      ? { isMember: true, permissions: permissionsOfRole(membership.role, org.customRoles ?? []) }
-      : NO_ACCESS;
-    if (org.parentUid && depth < MAX_PARENT_DEPTH) {
-      const parent = await this.platform.store.getAccount(org.parentUid);
-      if (parent) access = mergeAccess(access, await this.organisationAccess(userUid, parent, depth + 1));
-    }
-    return access;
-  }
-
+/** Resolves what a caller may do on accounts (see AccountAccessService) and on their datasets. */
+export class AccessService extends AccountAccessService {
   async canReadDataset(caller: Caller | null, dataset: DatasetRecord, owner: AccountRecord): Promise<boolean> {
     if (dataset.accessLevel !== 'private') return canReadDataset(dataset.accessLevel, caller !== null, false);
     return (await this.accountAccess(caller, owner)).isMember;
-  }
-
-  /**
-   * Throws unless the caller holds `permission` on `account`. Anonymous callers get 401 (sign in);
-   * read-only tokens get 401 as the TriplyDB client expects; others get 403.
-   */
-  async require(caller: Caller | null, account: AccountRecord, permission: Permission, what: string): Promise<AccountAccess> {
-    if (!caller) throw new UnauthenticatedError(`Unauthorized. Sign in or send an API token to ${what}.`);
-    const access = await this.accountAccess(caller, account);
-    if (access.permissions.has(permission)) return access;
-    if (isReadOnly(caller)) {
-      throw new UnauthenticatedError(`Unauthorized. This API token is read-only; use a token with write access to ${what}.`);
-    }
-    throw new ForbiddenError(`Forbidden. Account "${caller.accountName}" may not ${what} of "${account.accountName}".`);
-  }
-
-  requireSignedIn(caller: Caller | null, what: string): Caller {
-    if (!caller) throw new UnauthenticatedError(`Unauthorized. Sign in or send an API token to ${what}.`);
-    return caller;
-  }
-
-  requireWritableCredential(caller: Caller, what: string): void {
-    if (isReadOnly(caller)) {
-      throw new UnauthenticatedError(`Unauthorized. This API token is read-only; use a token with write access to ${what}.`);
-    }
-  }
-
-  /** Loads an account by name or answers 404. */
-  async account(accountName: string): Promise<AccountRecord> {
-    const account = await this.platform.store.getAccountByName(accountName);
-    if (!account) throw new NotFoundError(`Account "${accountName}" does not exist.`);
-    return account;
   }
 
   /** Loads a dataset the caller may read, or answers 404 exactly as for a missing one. */

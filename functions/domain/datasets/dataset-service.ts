@@ -119,6 +119,19 @@ export class DatasetService {
     await this.removeContents(dataset.id);
   }
 
+  /** Removes every dataset of an account that is being deleted (a step of the account's deletion). */
+  async removeAllOf(accountUid: string): Promise<void> {
+    const store = this.platform.store;
+    for (let round = 0; round < 1000; round++) {
+      const batch = await store.listDatasets(accountUid, { batch: 100 });
+      for (const { item } of batch.items) {
+        await store.deleteDataset(item);
+        await this.removeContents(item.id);
+      }
+      if (!batch.more || batch.items.length === 0) break;
+    }
+  }
+
   /**
    * Removes what a deleted dataset owned: jobs, assets and every blob under its prefix. The
    * dataset record goes first, so a failure here leaves unreachable leftovers, never a half dataset.
