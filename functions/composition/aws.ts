@@ -27,7 +27,7 @@ import type { Services } from '../http/api.js';
 import type { LambdaRuntime } from '../http/lambda.js';
 import { lambdaLogging } from '../adapters/aws/lambda-logging.js';
 import { createLogger } from '../adapters/common/powertools-logger.js';
-import { commonPorts, createServices } from './services.js';
+import { commonPorts, createServices } from './wiring.js';
 
 export const documentClient = (client: DynamoDBClient): DynamoDBDocumentClient =>
   DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });

@@ -28,7 +28,7 @@ import { FAMILIES, type Family } from '../http/route-table.js';
 import { documentClient } from './aws.js';
 import { createLogger } from '../adapters/common/powertools-logger.js';
 import type { ScopedLogger } from '../ports/logger.js';
-import { commonPorts, createServices } from './services.js';
+import { commonPorts, createServices } from './wiring.js';
 
 export const LOCAL_TABLE_NAME = 'platform';
 export const ADMIN_TOKEN_FILE = 'admin-token';

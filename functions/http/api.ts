@@ -15,7 +15,7 @@ import type { RunStarter } from '../domain/flows/runs/start.js';
 import type { FlowHookService } from '../domain/flows/hooks/hook-service.js';
 import type { FlowScheduleService } from '../domain/flows/schedules/schedule-service.js';
 import type { FlowRuntimeHooks } from '../ports/flow-executor.js';
-import type { ServiceManager } from '../domain/sparql/service-manager.js';
+import type { ServiceLifecycle } from '../domain/sparql/service-lifecycle.js';
 import { ValidationError } from '../domain/shared/errors.js';
 import type { Platform } from '../domain/shared/platform.js';
 import type { Logger } from '../ports/logger.js';
@@ -35,7 +35,7 @@ export interface Services {
   graphs: GraphService;
   exports: ExportService;
   assets: AssetService;
-  sparqlServices: ServiceManager;
+  sparqlServices: ServiceLifecycle;
   savedQueries: SavedQueryService;
   flows: FlowService;
   /** Existing runs: read, list, abort. */

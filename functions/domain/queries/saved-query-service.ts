@@ -20,7 +20,7 @@ import {
   type SavedQueryRecord,
   termValue,
 } from './saved-queries.js';
-import type { ServiceManager } from '../sparql/service-manager.js';
+import type { ServiceLifecycle } from '../sparql/service-lifecycle.js';
 
 export const DEFAULT_RUN_PAGE_SIZE = 100;
 export const MAX_RUN_PAGE_SIZE = 10_000;
@@ -89,7 +89,7 @@ export class SavedQueryService {
   constructor(
     private readonly platform: Platform,
     private readonly access: AccessService,
-    private readonly sparql: ServiceManager,
+    private readonly sparql: ServiceLifecycle,
   ) {}
 
   private now(): string {

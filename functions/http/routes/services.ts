@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { serviceView, type ServiceRecord } from '../../domain/sparql/services.js';
+import { serviceView, type ServiceRecord } from '../../domain/sparql/service-types.js';
 import { ValidationError } from '../../domain/shared/errors.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';

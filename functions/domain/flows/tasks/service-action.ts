@@ -3,7 +3,7 @@
  * waits until it runs, polling through the Clock port.
  */
 import { NotFoundError } from '../../shared/errors.js';
-import { isOutOfSync, serviceTypeOf, type ServiceRecord } from '../../sparql/services.js';
+import { isOutOfSync, serviceTypeOf, type ServiceRecord } from '../../sparql/service-types.js';
 import { datasetRef } from './settings-reader.js';
 import { datasetOf, substituted, TaskFailure, type TaskContext, type TaskServices } from './task-context.js';
 import type { TaskTypeDefinition } from './task-type.js';

@@ -15,7 +15,7 @@ import type { GraphCatalog } from '../../data/graph-catalog.js';
 import { assertAbsoluteIri } from '../../shared/names.js';
 import type { Platform } from '../../shared/platform.js';
 import type { SavedQueryService } from '../../queries/saved-query-service.js';
-import type { ServiceManager } from '../../sparql/service-manager.js';
+import type { ServiceLifecycle } from '../../sparql/service-lifecycle.js';
 
 /** A task went wrong: the run fails with this message (already free of secrets). */
 export class TaskFailure extends Error {
@@ -43,7 +43,7 @@ export interface TaskServices {
   platform: Platform;
   access: AccessService;
   catalog: GraphCatalog;
-  sparql: ServiceManager;
+  sparql: ServiceLifecycle;
   savedQueries: SavedQueryService;
   datasets: DatasetService;
 }

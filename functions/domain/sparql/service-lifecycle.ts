@@ -15,7 +15,7 @@ import {
   type ServiceRecord,
   type ServiceSnapshot,
   serviceTypeOf,
-} from './services.js';
+} from './service-types.js';
 
 /** Statements one embedded store holds (oxigraph in WASM: about 12 million), query timeout, threads per service. */
 export type ServiceLimits = PlatformSettings['sparql'];
@@ -34,7 +34,7 @@ interface Loaded {
  * in this process (the embedded platform, or a warm SPARQL function); a sync loads the new
  * snapshot beside the old one and swaps when it is complete, so no query sees half a load.
  */
-export class ServiceManager {
+export class ServiceLifecycle {
   private readonly loaded = new Map<string, Loaded>();
   /** Stores of datasets' own endpoints, by manifest key (the last few only). */
   private readonly datasetStores = new Map<string, Promise<SparqlStore>>();

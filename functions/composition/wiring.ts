@@ -18,7 +18,7 @@ import { UploadWaits } from '../domain/flows/runs/upload-wait.js';
 import { FlowHookService } from '../domain/flows/hooks/hook-service.js';
 import { FlowScheduleService } from '../domain/flows/schedules/schedule-service.js';
 import { FlowNotifier } from '../domain/flows/runs/notifications.js';
-import { ServiceManager } from '../domain/sparql/service-manager.js';
+import { ServiceLifecycle } from '../domain/sparql/service-lifecycle.js';
 import { urlFetcher } from '../adapters/common/fetch-url.js';
 import type { InternalEndpoint } from '../adapters/common/outbound-guard.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
@@ -53,7 +53,7 @@ export function createServices(platform: Platform): Services {
   const auth = new AuthService(platform);
   const catalog = new GraphCatalog(platform);
   const datasets = new DatasetService(platform, access);
-  const sparqlServices = new ServiceManager(platform, access, catalog, platform.settings.sparql);
+  const sparqlServices = new ServiceLifecycle(platform, access, catalog, platform.settings.sparql);
   const savedQueries = new SavedQueryService(platform, access, sparqlServices);
   const flows = new FlowService(platform, access);
   const accounts = new AccountService(platform, access, auth);
