@@ -1,17 +1,17 @@
 import type { Operations } from './api.js';
 import type { Family } from './route-table.js';
 import { accountOperations } from './routes/accounts.js';
-import { assetOperations } from './routes/assets.js';
+import { assetOperations } from './routes/data/assets.js';
 import { authOperations } from './routes/auth.js';
 import { datasetOperations } from './routes/datasets.js';
-import { exportOperations } from './routes/exports.js';
-import { graphOperations } from './routes/graphs.js';
-import { importOperations } from './routes/imports.js';
+import { exportOperations } from './routes/data/exports.js';
+import { graphOperations } from './routes/data/graphs.js';
+import { importOperations } from './routes/data/imports.js';
 import { infoOperations } from './routes/info.js';
 import { queryOperations } from './routes/queries.js';
-import { flowOperations } from './routes/flows.js';
-import { hookOperations } from './routes/flow-hooks.js';
-import { scheduleOperations } from './routes/flow-schedules.js';
+import { flowOperations } from './routes/flows/flows.js';
+import { hookOperations } from './routes/flows/hooks.js';
+import { scheduleOperations } from './routes/flows/schedules.js';
 import { datasetSparqlOperations, serviceOperations, sparqlOperations } from './routes/services.js';
 
 /** The operations each family's function serves; the route table names them. */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { graphView } from '../../domain/data/graphs.js';
-import { parsePageRequest } from '../../domain/shared/paging.js';
-import type { Operations } from '../api.js';
-import { jsonResponse } from '../errors.js';
-import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';
+import { graphView } from '../../../domain/data/graphs.js';
+import { parsePageRequest } from '../../../domain/shared/paging.js';
+import type { Operations } from '../../api.js';
+import { jsonResponse } from '../../errors.js';
+import { nextLink, parseJsonBody, singleQueryParam } from '../../request.js';
 
 const RenameBody = z.object({ graphName: z.string('is required') });
 

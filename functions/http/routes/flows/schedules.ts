@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { ScheduleView } from '../../domain/flows/schedules/schedule-service.js';
-import type { OperationContext, Operations } from '../api.js';
-import { jsonResponse } from '../errors.js';
-import { parseJsonBody } from '../request.js';
+import type { ScheduleView } from '../../../domain/flows/schedules/schedule-service.js';
+import type { OperationContext, Operations } from '../../api.js';
+import { jsonResponse } from '../../errors.js';
+import { parseJsonBody } from '../../request.js';
 
 /** Field types here; the rules (label length, recurrence shapes, time zones, values) in the domain. */
 const ScheduleBody = z

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { AccountRecord } from '../../domain/accounts/accounts.js';
-import { NotFoundError, UnsupportedMediaTypeError, ValidationError } from '../../domain/shared/errors.js';
+import type { AccountRecord } from '../../../domain/accounts/accounts.js';
+import { NotFoundError, UnsupportedMediaTypeError, ValidationError } from '../../../domain/shared/errors.js';
 import { parseRunFilters } from './run-filters.js';
-import type { VisibleFlow } from '../../domain/flows/blueprints/blueprint-service.js';
-import type { FlowRecord, FlowVersionRecord, RunRecord, TaskInstanceRecord } from '../../domain/flows/records.js';
-import { flowFromTurtle, flowToTurtle } from '../../domain/flows/blueprints/turtle.js';
-import type { OperationContext, Operations } from '../api.js';
-import { jsonResponse } from '../errors.js';
-import { MAX_JSON_BODY_BYTES, parseJsonBody } from '../request.js';
+import type { VisibleFlow } from '../../../domain/flows/blueprints/blueprint-service.js';
+import type { FlowRecord, FlowVersionRecord, RunRecord, TaskInstanceRecord } from '../../../domain/flows/records.js';
+import { flowFromTurtle, flowToTurtle } from '../../../domain/flows/blueprints/turtle.js';
+import type { OperationContext, Operations } from '../../api.js';
+import { jsonResponse } from '../../errors.js';
+import { MAX_JSON_BODY_BYTES, parseJsonBody } from '../../request.js';
 
 const SwitchesBody = z.object({ flowsEnabled: z.boolean().optional(), sparqlUpdateTaskEnabled: z.boolean().optional() }).strict();
 const CopyBody = z.object({ account: z.string().optional(), id: z.string().optional(), name: z.string().optional() }).strict();

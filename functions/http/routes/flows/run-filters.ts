@@ -1,9 +1,9 @@
 /** The run listing's query string (GET /flows/runs) read into the domain's RunFilters. */
-import type { RunFilters } from '../../domain/flows/runs/listing.js';
-import { RUN_STATUS_SEVERITY, type RunStatus } from '../../domain/flows/runs/run-status.js';
-import { FLOW_LIMITS } from '../../domain/flows/limits.js';
-import { STARTED_FROM_TYPES, type StartedFromType } from '../../domain/flows/records.js';
-import { ValidationError } from '../../domain/shared/errors.js';
+import type { RunFilters } from '../../../domain/flows/runs/listing.js';
+import { RUN_STATUS_SEVERITY, type RunStatus } from '../../../domain/flows/runs/run-status.js';
+import { FLOW_LIMITS } from '../../../domain/flows/limits.js';
+import { STARTED_FROM_TYPES, type StartedFromType } from '../../../domain/flows/records.js';
+import { ValidationError } from '../../../domain/shared/errors.js';
 
 export const DEFAULT_RUNS_LIMIT = 100;
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { ValidationError } from '../../domain/shared/errors.js';
-import { SIMPLE_UPLOAD_LIMIT } from '../../domain/data/import-service.js';
-import { jobView } from '../../domain/data/jobs.js';
-import type { OperationContext, Operations } from '../api.js';
-import { jsonResponse } from '../errors.js';
-import { parseJsonBody, validate } from '../request.js';
-import { bufferBody, fromWebResponse, isMultipart, receiveMultipart, toWebRequest } from '../uploads.js';
+import { ValidationError } from '../../../domain/shared/errors.js';
+import { SIMPLE_UPLOAD_LIMIT } from '../../../domain/data/import-service.js';
+import { jobView } from '../../../domain/data/jobs.js';
+import type { OperationContext, Operations } from '../../api.js';
+import { jsonResponse } from '../../errors.js';
+import { parseJsonBody, validate } from '../../request.js';
+import { bufferBody, fromWebResponse, isMultipart, receiveMultipart, toWebRequest } from '../../uploads.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 

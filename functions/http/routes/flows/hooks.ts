@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { HookView } from '../../domain/flows/hooks/hook-service.js';
-import type { OperationContext, Operations } from '../api.js';
-import { jsonResponse } from '../errors.js';
-import { parseJsonBody } from '../request.js';
+import type { HookView } from '../../../domain/flows/hooks/hook-service.js';
+import type { OperationContext, Operations } from '../../api.js';
+import { jsonResponse } from '../../errors.js';
+import { parseJsonBody } from '../../request.js';
 
 const HookBody = z
   .object({

@@ -1,10 +1,10 @@
-import { assetView } from '../../domain/data/assets.js';
-import { ValidationError } from '../../domain/shared/errors.js';
-import { SIMPLE_UPLOAD_LIMIT } from '../../domain/data/import-service.js';
-import type { OperationContext, Operations } from '../api.js';
-import { jsonResponse } from '../errors.js';
-import { singleQueryParam } from '../request.js';
-import { fromWebResponse, isMultipart, receiveMultipart, toWebRequest } from '../uploads.js';
+import { assetView } from '../../../domain/data/assets.js';
+import { ValidationError } from '../../../domain/shared/errors.js';
+import { SIMPLE_UPLOAD_LIMIT } from '../../../domain/data/import-service.js';
+import type { OperationContext, Operations } from '../../api.js';
+import { jsonResponse } from '../../errors.js';
+import { singleQueryParam } from '../../request.js';
+import { fromWebResponse, isMultipart, receiveMultipart, toWebRequest } from '../../uploads.js';
 
 const datasetUrl = (ctx: OperationContext) => `${ctx.apiUrl}/datasets/${ctx.params.account}/${ctx.params.dataset}`;
 

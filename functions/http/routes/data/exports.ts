@@ -1,7 +1,7 @@
-import { EXPORT_FORMATS, formatByName } from '../../rdf/formats.js';
-import type { Operations } from '../api.js';
-import { chooseFormat } from '../negotiation.js';
-import { singleQueryParam } from '../request.js';
+import { EXPORT_FORMATS, formatByName } from '../../../rdf/formats.js';
+import type { Operations } from '../../api.js';
+import { chooseFormat } from '../../negotiation.js';
+import { singleQueryParam } from '../../request.js';
 
 export const exportOperations: Operations = {
   async download(ctx) {
