@@ -123,6 +123,8 @@ export class AppFunction extends NodejsFunction {
       environment: {
         // Source maps make stack traces point at the TypeScript sources.
         NODE_OPTIONS: '--enable-source-maps',
+        // Structured logs (Powertools Logger): INFO and up; an operator lowers it per function.
+        [ENV.logLevel]: 'INFO',
         ...props.environment,
       },
       bundling: {
