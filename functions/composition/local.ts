@@ -71,6 +71,39 @@ const closeServer = (server: Server) =>
     server.closeAllConnections?.();
   });
 
+/**
+ * Closes dynalite once the requests it is answering are done: it closes its LevelDB when its server
+ * closes, and a request still being answered then throws "Database is closed" where no one can
+ * catch it. Our client is destroyed first, so no new request comes; the wait is bounded.
+ */
+async function closeMetadataServer(server: Server, waitMs = 5_000): Promise<void> {
+  const active = (server as Server & { activeRequests?: number }).activeRequests ?? 0;
+  if (active > 0) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, waitMs);
+      timer.unref();
+      server.once('idle', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+  await closeServer(server);
+}
+
+/** Counts the requests a server is answering, and says when it has none left ('idle'). */
+function countActiveRequests(server: Server): void {
+  const counted = server as Server & { activeRequests?: number };
+  counted.activeRequests = 0;
+  server.on('request', (_req, res) => {
+    counted.activeRequests! += 1;
+    res.once('close', () => {
+      counted.activeRequests! -= 1;
+      if (counted.activeRequests === 0) server.emit('idle');
+    });
+  });
+}
+
 /** Longest Unix socket path we use: sun_path holds 108 bytes on Linux and 104 on macOS. */
 const MAX_SOCKET_PATH_BYTES = 100;
 
@@ -242,6 +275,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
   await restrictDataDirToOwner(options.dataDir, metadataDir);
 
   const dynamo = dynalite({ path: metadataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  countActiveRequests(dynamo);
   const socket = await metadataSocket(options.dataDir);
   const removeSocket = async () => {
     await rm(socket.path, { force: true });
@@ -340,13 +374,13 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       async close() {
         await closeServer(runningServer);
         await scheduler.stop();
-        flowExecutor.abortAll();
+        await flowExecutor.abortAll();
         await tasks.drain();
         await events.drain();
         await services.sparqlServices.closeAll();
         client.destroy();
         dynamoAgent.destroy();
-        await closeServer(dynamo);
+        await closeMetadataServer(dynamo);
         await removeSocket();
       },
     };

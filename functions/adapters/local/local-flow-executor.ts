@@ -11,6 +11,8 @@ import type { ExecutionInput, FlowExecutor, FlowRuntimeHooks } from '../../ports
 /** The Resource the compiled Task states name locally; every one is handled in-process. */
 const LOCAL_TASK_WORKER_ARN = 'arn:aws:lambda:local:000000000000:function:flow-task-worker';
 const MAX_MACHINES = 200;
+/** How long closing waits for task worker calls under way. */
+const CLOSE_WAIT_MS = 10_000;
 
 /**
  * What this executor puts in `$$.Task.Token` for one execution. Its task-token wait (a data upload
@@ -72,9 +74,10 @@ export class LocalFlowExecutor implements FlowExecutor {
     const execution = machine.run(input as never, {
       context: { Task: { Token: token } } as never,
       overrides: {
-        taskResourceLocalHandlers: localTaskHandlers(local, (invocation: TaskInvocation, stateName) =>
-          stateName === UPLOAD_STATES.wait ? this.waitForRelease(token, () => hooks.runTask(invocation)) : hooks.runTask(invocation),
-        ) as never,
+        taskResourceLocalHandlers: localTaskHandlers(local, (invocation: TaskInvocation, stateName) => {
+          const runTask = () => this.tracked(hooks.runTask(invocation));
+          return stateName === UPLOAD_STATES.wait ? this.waitForRelease(token, runTask) : runTask();
+        }) as never,
       },
     });
     this.running.set(runId, execution);
@@ -137,10 +140,30 @@ export class LocalFlowExecutor implements FlowExecutor {
     else wait.reject(Object.assign(new Error(outcome.cause), { name: outcome.error }));
   }
 
+  /** Task worker calls under way: closing waits for them, so none writes to a store that is gone. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  private tracked<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const done = () => this.inFlight.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
   /** Stops every execution (the platform is closing). */
-  abortAll(): void {
+  async abortAll(waitMs = CLOSE_WAIT_MS): Promise<void> {
     this.closing = true;
     for (const execution of this.running.values()) execution.abort();
+    // Aborting stops the state machine, not a task the worker is running: let those end (bounded),
+    // so their last writes do not reach a metadata store that is closing.
+    if (this.inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, waitMs);
+      timer.unref();
+    });
+    await Promise.race([Promise.allSettled([...this.inFlight]), bound]);
+    clearTimeout(timer);
   }
 }
 
