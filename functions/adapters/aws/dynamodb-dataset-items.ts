@@ -13,6 +13,8 @@ import { AccountItems } from './dynamodb-account-items.js';
 import { isConditionFailure, type Item } from './dynamodb-table.js';
 import { K } from './dynamodb-metadata-keys.js';
 
+const DELETED_MARKER_SECONDS = 7 * 24 * 3600;
+
 /** Stacked on AccountItems, under DynamoDbMetadataStore (which adds saved queries). */
 export abstract class DatasetItems extends AccountItems {
   private datasetItem(d: DatasetRecord): Item {
@@ -28,13 +30,32 @@ export abstract class DatasetItems extends AccountItems {
 
   async createDataset(dataset: DatasetRecord): Promise<void> {
     await this.putNew(this.datasetItem(dataset), `A dataset named "${dataset.name}" already exists in this account.`);
+    await this.pointAt(dataset);
+  }
+
+  /** The by-id item: where the dataset's record is now (written before the old name goes). */
+  private async pointAt(dataset: DatasetRecord): Promise<void> {
+    await this.put({ ...K.datasetById(dataset.id), ownerUid: dataset.ownerUid, name: dataset.name });
   }
 
   getDataset(ownerUid: string, name: string): Promise<DatasetRecord | null> {
     return this.get<DatasetRecord>(K.dataset(ownerUid, name));
   }
 
+  /**
+   * Two consistent GetItems: the by-id item names the record's key. Graph swaps and blob cleanup
+   * decide on this read, so it must not come from gsi2, which lags on AWS (a stale revision
+   * there makes swaps conflict, and cleanup could keep an old manifest and miss a new one).
+   * Only datasets created before the by-id item existed fall back to the index.
+   */
   async getDatasetById(id: string): Promise<DatasetRecord | null> {
+    const at = await this.get<{ ownerUid: string; name: string; deleted?: boolean }>(K.datasetById(id));
+    if (at) {
+      if (at.deleted) return null;
+      const dataset = await this.get<DatasetRecord>(K.dataset(at.ownerUid, at.name));
+      // A name can be taken again by another dataset once this one is deleted.
+      return dataset?.id === id ? dataset : null;
+    }
     const found = await this.queryAll<DatasetRecord>({
       IndexName: 'gsi2',
       KeyConditionExpression: 'gsi2pk = :p',
@@ -67,12 +88,19 @@ export abstract class DatasetItems extends AccountItems {
       return renamed;
     }
     await this.putNew(this.datasetItem(renamed), `A dataset named "${newName}" already exists in this account.`);
+    await this.pointAt(renamed);
     await this.delete(K.dataset(dataset.ownerUid, dataset.name));
     return renamed;
   }
 
+  /**
+   * The by-id item stays as a marker for a week (TTL on AWS), so a by-id read never falls back to
+   * the lagging index and finds the deleted record there.
+   */
   async deleteDataset(dataset: DatasetRecord): Promise<void> {
     await this.delete(K.dataset(dataset.ownerUid, dataset.name));
+    // Should this write fail, the by-id item leads to no record, which reads as deleted too.
+    await this.put({ ...K.datasetById(dataset.id), ownerUid: dataset.ownerUid, name: dataset.name, deleted: true, expiresAt: Math.floor(Date.now() / 1000) + DELETED_MARKER_SECONDS });
   }
 
   listDatasets(ownerUid: string | null, request: ListRequest): Promise<Batch<DatasetRecord>> {

@@ -13,6 +13,8 @@ export const K = {
   session: (hash: string) => ({ pk: `SESSION#${hash}`, sk: 'SESSION' }),
   loginAttempts: (key: string) => ({ pk: `LOGINATTEMPTS#${key}`, sk: 'LOGINATTEMPTS' }),
   dataset: (ownerUid: string, name: string) => ({ pk: `ACC#${ownerUid}`, sk: `DS#${nameKey(name)}` }),
+  /** Where a dataset id leads (its owner and name), read with GetItem: the index (gsi2) may lag on AWS. */
+  datasetById: (datasetId: string) => ({ pk: `DSDATA#${datasetId}`, sk: 'DATASET' }),
   job: (datasetId: string, jobId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOB#${jobId}` }),
   jobFile: (datasetId: string, jobId: string, fileId: string) => ({ pk: `DSDATA#${datasetId}`, sk: `JOBFILE#${jobId}#${fileId}` }),
   asset: (datasetId: string, identifier: string) => ({ pk: `DSDATA#${datasetId}`, sk: `ASSET#${identifier}` }),

@@ -12,6 +12,8 @@
  *   ACC#<uid> / QUERY#<lower name>        saved query; QUERYMOVED#<old name> redirects a renamed one
  *   QUERYV#<queryId> / V#<00000001>       one version of a saved query
  *   SESSION#<sha256> / SESSION            console session (expiresAt filtered on read, TTL on AWS)
+ *   DSDATA#<datasetId> / DATASET          the dataset's owner and name (its by-id read, consistent,
+ *                                         unlike gsi2 on AWS); `deleted` once it is gone
  *   DSDATA#<datasetId> / JOB#<jobId>     import job; JOBFILE#<jobId>#<fileId> its uploaded files;
  *                                         ASSET#<identifier> an asset with its versions;
  *                                         SERVICE#<lower name> a SPARQL service and its snapshot
