@@ -26,6 +26,15 @@ export interface Catcher {
   Next: string;
 }
 
+export interface Retrier {
+  ErrorEquals: string[];
+  IntervalSeconds?: number;
+  MaxAttempts?: number;
+  BackoffRate?: number;
+  MaxDelaySeconds?: number;
+  JitterStrategy?: 'FULL' | 'NONE';
+}
+
 export interface TaskState extends Transition {
   Type: 'Task';
   Comment?: string;
@@ -34,6 +43,7 @@ export interface TaskState extends Transition {
   TimeoutSeconds?: number;
   ResultSelector?: Record<string, JsonValue>;
   ResultPath?: string;
+  Retry?: Retrier[];
   Catch?: Catcher[];
 }
 

@@ -13,6 +13,8 @@
  * - A task whose every incoming connection may be dead (a Decision chose another branch, or the
  *   task before it was skipped) starts with a Choice `<id>.check`: it runs when at least one
  *   incoming connection is live, else `<id>.skipped` records `{ status: "skipped" }`.
+ * - Lambda's own errors (a throttle, a service error) are retried with backoff (`LAMBDA_RETRY`);
+ *   the task's own failure (what the worker throws) never is.
  * - Failures: `Catch` on `States.Timeout` (when the task has a Timeout) and `States.ALL` leads to
  *   `<id>.timeout` / `<id>.failed`, which record the outcome, then `<id>.outcome` and the Fail
  *   state `<id>.end`, which ends the whole run with Error `Flow.<status>` and the record as Cause.
@@ -23,7 +25,7 @@ import { TASK_CATALOGUE } from '../functions/domain/flows/tasks/catalogue.js';
 import { buildGraph, descendants, topologicalOrder, weakComponents, type TaskGraph } from '../functions/domain/flows/blueprints/graph.js';
 import type { FlowDefinition, FlowTask } from '../functions/domain/flows/blueprints/model.js';
 import { parseFlow } from '../functions/domain/flows/blueprints/validate.js';
-import type { AslDefinition, AslState, Catcher, ChoiceRule, JsonValue, TaskState } from './asl.js';
+import type { AslDefinition, AslState, Catcher, ChoiceRule, JsonValue, Retrier, TaskState } from './asl.js';
 import { RUN_END_ERRORS } from './outcome.js';
 
 /** The Resource of every Task state; CDK fills it in through `definitionSubstitutions`. */
@@ -53,6 +55,23 @@ export const MAX_STATE_NAME = 80;
  * field; wider fan-outs become nested Parallel states.
  */
 export const MAX_BRANCHES = 10;
+
+/**
+ * The errors Step Functions reports when Lambda itself could not run the task worker (a throttle,
+ * a service fault, a network error between the two): retried with backoff, as AWS advises for
+ * every Lambda Task state. The worker's own failures (TaskFailure, a bug, its timeout) have other
+ * names and are never retried: a task that failed is not run again behind the user's back.
+ * Waits: about 2, 4, 8, 16, 32 s (each at most 60 s, full jitter), six attempts in all.
+ */
+export const LAMBDA_SERVICE_ERRORS = ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'] as const;
+export const LAMBDA_RETRY: Retrier = {
+  ErrorEquals: [...LAMBDA_SERVICE_ERRORS],
+  IntervalSeconds: 2,
+  MaxAttempts: 5,
+  BackoffRate: 2,
+  MaxDelaySeconds: 60,
+  JitterStrategy: 'FULL',
+};
 
 /** Names of the states compiled from one task. */
 export const stateNames = (taskId: string) => ({
@@ -254,6 +273,7 @@ class Compiler {
           ? { taskId: task.id, status: 'aborted', 'output.$': '$' }
           : { status: 'finished', 'output.$': '$' },
       ResultPath: record,
+      Retry: [{ ...LAMBDA_RETRY, ErrorEquals: [...LAMBDA_RETRY.ErrorEquals] }],
       Catch: catches,
       ...go(after),
     };
@@ -369,6 +389,7 @@ function uploadStates(resource: string, first: string): States {
         Payload: { kind: WAIT_FOR_UPLOAD_KIND, 'runId.$': '$.run.id', 'taskToken.$': '$$.Task.Token' },
       },
       ResultPath: '$.upload',
+      Retry: [{ ...LAMBDA_RETRY, ErrorEquals: [...LAMBDA_RETRY.ErrorEquals] }],
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: UPLOAD_STATES.none }],
       Next: UPLOAD_STATES.received,
     },

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { FlowDefinition } from '../../../functions/domain/flows/blueprints/model.js';
 import { FlowValidationError } from '../../../functions/domain/flows/blueprints/problems.js';
 import type { AslDefinition, AslState } from '../../../statemachines/asl.js';
-import { compileFlow, MAX_BRANCHES, MAX_STATE_NAME, parallelName, TASK_WORKER_PLACEHOLDER, UPLOAD_STATES, WAIT_FOR_UPLOAD_RESOURCE, START_STATE } from '../../../statemachines/compile.js';
+import { compileFlow, LAMBDA_SERVICE_ERRORS, MAX_BRANCHES, MAX_STATE_NAME, parallelName, TASK_WORKER_PLACEHOLDER, UPLOAD_STATES, WAIT_FOR_UPLOAD_RESOURCE, START_STATE } from '../../../statemachines/compile.js';
 import { taskStates } from '../../../statemachines/local.js';
 import { deployable, fixtureNames, loadFixture, TASK_WORKER_ARN, validateAsl } from './helpers.js';
 
@@ -83,6 +83,19 @@ describe('compiled fixtures', () => {
         task.timeoutSeconds ? ['States.Timeout', 'States.ALL'] : ['States.ALL'],
       );
       expect(state.Catch!.map((c) => c.Next)).toEqual(task.timeoutSeconds ? [`${task.id}.timeout`, `${task.id}.failed`] : [`${task.id}.failed`]);
+    }
+  });
+
+  it.each(fixtureNames())("%s: every Task state retries Lambda's own errors with backoff, and nothing else", (name) => {
+    for (const [, state] of taskStates(compileFlow(loadFixture(name)))) {
+      if (state.Type !== 'Task') throw new Error('not a task');
+      expect(state.Retry).toHaveLength(1);
+      const [retrier] = state.Retry!;
+      expect([...retrier!.ErrorEquals].sort()).toEqual([...LAMBDA_SERVICE_ERRORS].sort());
+      expect(retrier!.ErrorEquals.some((e) => e.startsWith('States.'))).toBe(false);
+      expect(retrier!.BackoffRate).toBeGreaterThan(1);
+      expect(retrier!.MaxAttempts).toBeGreaterThan(0);
+      expect(retrier!.MaxAttempts).toBeLessThanOrEqual(10);
     }
   });
 

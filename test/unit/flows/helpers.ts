@@ -7,7 +7,7 @@ import { ExecutionError, StateMachine } from 'aws-local-stepfunctions';
 import type { FlowDefinition } from '../../../functions/domain/flows/blueprints/model.js';
 import type { AslDefinition } from '../../../statemachines/asl.js';
 import { applySubstitutions, compileFlow, TASK_WORKER_SUBSTITUTION } from '../../../statemachines/compile.js';
-import { forLocalRun, localTaskHandlers, type TaskHandler } from '../../../statemachines/local.js';
+import { forLocalRun, localTaskHandlers, taskStates, type TaskHandler } from '../../../statemachines/local.js';
 import type { ExecutionResult } from '../../../statemachines/outcome.js';
 
 export const FIXTURES = fileURLToPath(new URL('../../fixtures/flows/', import.meta.url));
@@ -75,6 +75,8 @@ export async function runLocally(
         return handler(invocation, name);
       }) as never,
       waitTimeOverrides,
+      // Retries (of Lambda's own errors) happen at once here, not after seconds of backoff.
+      retryIntervalOverrides: Object.fromEntries(taskStates(definition).map(([name]) => [name, 0])),
     },
   });
   try {

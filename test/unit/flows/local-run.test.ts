@@ -220,6 +220,37 @@ describe('a local run of a compiled flow', () => {
     expect(outcome.tasks).toEqual({ load: 'finished', transform: 'failed', validate: 'neverStarted', describe: 'neverStarted' });
   });
 
+  it("Lambda's own errors (throttle, service fault) are retried and the run goes on; the task's own failure is not", async () => {
+    const lambdaError = (name: string) => Object.assign(new Error(`${name} from Lambda`), { name });
+    const thrown = ['Lambda.TooManyRequestsException', 'Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException'];
+    let attempts = 0;
+    const retried = await run(
+      loadFixture('linear'),
+      { sourceUrl: 'u' },
+      worker({
+        transform: () => {
+          const error = thrown[attempts++];
+          if (error) throw lambdaError(error);
+          return { ok: true };
+        },
+      }),
+    );
+    expect(retried.calls).toEqual(['load', 'transform', 'transform', 'transform', 'transform', 'transform', 'validate', 'describe']);
+    expect(retried.result.kind).toBe('succeeded');
+    expect(retried.outcome.status).toBe('finished');
+
+    // Retries are bounded: a worker throttled every time ends the run failed after six attempts.
+    const throttled = await run(loadFixture('linear'), { sourceUrl: 'u' }, worker({ transform: () => { throw lambdaError('Lambda.TooManyRequestsException'); } }));
+    expect(throttled.calls.filter((c) => c === 'transform')).toHaveLength(6);
+    expect(throttled.result).toMatchObject({ kind: 'failed', error: 'Flow.failed' });
+
+    // The worker's own failure (TaskFailure, or any other error) runs once.
+    const failure = Object.assign(new Error('The SPARQL endpoint answered 503.'), { name: 'TaskFailure' });
+    const failed = await run(loadFixture('linear'), { sourceUrl: 'u' }, worker({ transform: () => { throw failure; } }));
+    expect(failed.calls).toEqual(['load', 'transform']);
+    expect(failed.result).toMatchObject({ kind: 'failed', error: 'Flow.failed' });
+  });
+
   it('a failure inside a Parallel branch ends the whole run', async () => {
     const { result, outcome } = await run(
       loadFixture('fan-out-fan-in'),
