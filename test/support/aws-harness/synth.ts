@@ -1,0 +1,73 @@
+/**
+ * Synthesizes the CDK app as `bin/platform.ts` does (both stacks, real esbuild bundles) into a
+ * cache folder keyed by a hash of everything that goes into the templates and the bundles, so a
+ * test run synthesizes once and every harness (and every later run with unchanged sources) reuses it.
+ * Concurrent callers are safe: each synthesizes into its own temp folder and renames it into place.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const STATEFUL_STACK = 'LinkedDataPlatform-Stateful';
+export const STATELESS_STACK = 'LinkedDataPlatform-Stateless';
+
+/** Sources whose change changes the synthesized app. */
+const INPUTS = ['functions', 'lib', 'statemachines', 'bin/platform.ts', 'package-lock.json', 'cdk.json', 'test/support/aws-harness/synth.ts'];
+
+function filesUnder(path: string): string[] {
+  const full = join(REPO_ROOT, path);
+  if (!existsSync(full)) return [];
+  if (statSync(full).isFile()) return [full];
+  return readdirSync(full, { withFileTypes: true })
+    .filter((e) => !e.name.startsWith('.') && e.name !== 'node_modules')
+    .flatMap((e) => filesUnder(join(path, e.name)))
+    .sort();
+}
+
+export function sourceHash(): string {
+  const hash = createHash('sha256');
+  for (const file of INPUTS.flatMap(filesUnder)) {
+    hash.update(relative(REPO_ROOT, file));
+    hash.update(readFileSync(file));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** The cloud assembly folder (templates and asset folders) of the current sources; synthesizes it if missing. */
+export async function synthesizedApp(): Promise<string> {
+  const root = join(tmpdir(), 'ldp-aws-harness');
+  const dir = join(root, sourceHash());
+  if (existsSync(join(dir, 'manifest.json'))) return dir;
+  mkdirSync(root, { recursive: true });
+  const staging = `${dir}.tmp-${process.pid}-${Date.now()}`;
+  // Bundling must use the local esbuild: any attempt to bundle in Docker fails at once.
+  process.env.CDK_DOCKER = '/bin/false';
+  const [{ App }, { StatefulStack }, { StatelessStack }] = await Promise.all([
+    import('aws-cdk-lib'),
+    import('../../../lib/stateful-stack.js'),
+    import('../../../lib/stateless-stack.js'),
+  ]);
+  const { context } = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8'));
+  const app = new App({ outdir: staging, context: { ...context, 'aws:cdk:enable-asset-metadata': true } });
+  // As bin/platform.ts, environment-agnostic (no CDK_DEFAULT_ACCOUNT/REGION in tests).
+  const stateful = new StatefulStack(app, STATEFUL_STACK);
+  new StatelessStack(app, STATELESS_STACK, {
+    table: stateful.table,
+    dataBucket: stateful.dataBucket,
+    uploadsBucket: stateful.uploadsBucket,
+    artifactsBucket: stateful.artifactsBucket,
+    mailFrom: app.node.tryGetContext('mailFrom'),
+  });
+  app.synth();
+  try {
+    renameSync(staging, dir);
+  } catch (e) {
+    // Another worker got there first: use its copy.
+    rmSync(staging, { recursive: true, force: true });
+    if (!existsSync(join(dir, 'manifest.json'))) throw e;
+  }
+  return dir;
+}

@@ -1,0 +1,279 @@
+/**
+ * Reads the synthesized templates as CloudFormation would deploy them: every intrinsic
+ * (Ref, Fn::GetAtt, Fn::ImportValue, Fn::Join, Fn::Sub, Fn::Select, Fn::Split, pseudo parameters)
+ * resolved to the names and ARNs the harness gives its stand-ins.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { STATEFUL_STACK, STATELESS_STACK } from './synth.js';
+
+export const ACCOUNT = '123456789012';
+export const REGION = 'eu-west-1';
+const PSEUDO: Record<string, string> = {
+  'AWS::AccountId': ACCOUNT,
+  'AWS::Region': REGION,
+  'AWS::Partition': 'aws',
+  'AWS::URLSuffix': 'amazonaws.com',
+  'AWS::NoValue': '',
+};
+
+interface CfnResource {
+  Type: string;
+  Properties?: Record<string, any>;
+  Metadata?: Record<string, any>;
+}
+interface CfnTemplate {
+  Resources: Record<string, CfnResource>;
+  Outputs?: Record<string, { Value: unknown; Export?: { Name: unknown } }>;
+}
+
+export interface DeployedFunction {
+  logicalId: string;
+  /** Physical name (what Ref gives, what the SDK calls it by). */
+  name: string;
+  arn: string;
+  assetDir: string;
+  handler: string;
+  memoryMb: number;
+  timeoutSeconds: number;
+  environment: Record<string, string>;
+  roleLogicalId: string;
+  roleArn: string;
+  /** Asynchronous invocation retries (EventInvokeConfig; Lambda's default is 2). */
+  asyncRetries: number;
+}
+
+export interface DeployedRole {
+  logicalId: string;
+  arn: string;
+  /** Name → policy document of every AWS::IAM::Policy attached to the role (and its inline policies). */
+  policies: { name: string; document: { Version: string; Statement: any[] } }[];
+}
+
+export interface DeployedRoute {
+  method: string;
+  /** Path with `{param}` segments. */
+  path: string;
+  functionName: string;
+  payloadFormatVersion: string;
+}
+
+export interface DeployedRule {
+  logicalId: string;
+  pattern: Record<string, unknown>;
+  targets: { arn: string; retries: number }[];
+}
+
+export interface DeployedBucket {
+  logicalId: string;
+  name: string;
+  arn: string;
+  policy?: unknown;
+  eventBridge: boolean;
+}
+
+export interface DeployedTable {
+  name: string;
+  arn: string;
+  keySchema: { AttributeName: string; KeyType: string }[];
+  attributeDefinitions: { AttributeName: string; AttributeType: string }[];
+  globalSecondaryIndexes: { IndexName: string; KeySchema: { AttributeName: string; KeyType: string }[]; Projection: { ProjectionType: string } }[];
+}
+
+export interface DeployedApp {
+  outdir: string;
+  functions: DeployedFunction[];
+  roles: Map<string, DeployedRole>;
+  routes: DeployedRoute[];
+  rules: DeployedRule[];
+  buckets: DeployedBucket[];
+  table: DeployedTable;
+  scheduleGroups: string[];
+}
+
+function physicalName(stack: string, logicalId: string, r: CfnResource): string {
+  const p = r.Properties ?? {};
+  switch (r.Type) {
+    case 'AWS::S3::Bucket':
+      return (p.BucketName as string | undefined) ?? `ldp-${logicalId.toLowerCase()}`;
+    case 'AWS::Scheduler::ScheduleGroup':
+      return p.Name as string;
+    case 'AWS::DynamoDB::GlobalTable':
+    case 'AWS::DynamoDB::Table':
+      return (p.TableName as string | undefined) ?? `${stack}-${logicalId}`;
+    default:
+      return logicalId;
+  }
+}
+
+function arnOf(type: string, name: string): string {
+  switch (type) {
+    case 'AWS::S3::Bucket':
+      return `arn:aws:s3:::${name}`;
+    case 'AWS::DynamoDB::GlobalTable':
+    case 'AWS::DynamoDB::Table':
+      return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${name}`;
+    case 'AWS::Lambda::Function':
+      return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${name}`;
+    case 'AWS::IAM::Role':
+      return `arn:aws:iam::${ACCOUNT}:role/${name}`;
+    case 'AWS::Scheduler::ScheduleGroup':
+      return `arn:aws:scheduler:${REGION}:${ACCOUNT}:schedule-group/${name}`;
+    case 'AWS::Events::Rule':
+      return `arn:aws:events:${REGION}:${ACCOUNT}:rule/${name}`;
+    case 'AWS::Logs::LogGroup':
+      return `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${name}:*`;
+    default:
+      return `arn:aws:cloudformation:${REGION}:${ACCOUNT}:${type}/${name}`;
+  }
+}
+
+class Resolver {
+  readonly templates: Record<string, CfnTemplate> = {};
+  private readonly exports = new Map<string, { stack: string; value: unknown }>();
+
+  constructor(outdir: string) {
+    for (const stack of [STATEFUL_STACK, STATELESS_STACK]) {
+      const t = JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8')) as CfnTemplate;
+      this.templates[stack] = t;
+      for (const out of Object.values(t.Outputs ?? {})) {
+        if (out.Export) this.exports.set(String(this.resolve(stack, out.Export.Name)), { stack, value: out.Value });
+      }
+    }
+  }
+
+  resolve(stack: string, v: unknown): any {
+    if (Array.isArray(v)) return v.map((x) => this.resolve(stack, x));
+    if (!v || typeof v !== 'object') return v;
+    const o = v as Record<string, any>;
+    const keys = Object.keys(o);
+    if (keys.length === 1) {
+      const [k] = keys as [string];
+      const a = o[k];
+      if (k === 'Ref') return PSEUDO[a] ?? this.ref(stack, a);
+      if (k === 'Fn::GetAtt') return this.getAtt(stack, a[0], a[1]);
+      if (k === 'Fn::ImportValue') {
+        const name = String(this.resolve(stack, a));
+        const exp = this.exports.get(name);
+        if (!exp) throw new Error(`harness: no export ${name}`);
+        return this.resolve(exp.stack, exp.value);
+      }
+      if (k === 'Fn::Join') return (this.resolve(stack, a[1]) as unknown[]).join(a[0]);
+      if (k === 'Fn::Select') return (this.resolve(stack, a[1]) as unknown[])[Number(this.resolve(stack, a[0]))];
+      if (k === 'Fn::Split') return String(this.resolve(stack, a[1])).split(a[0]);
+      if (k === 'Fn::Sub') {
+        const [text, vars] = typeof a === 'string' ? [a, {}] : [a[0], this.resolve(stack, a[1])];
+        return (text as string).replace(/\$\{([^}]+)\}/g, (_m, name: string) => {
+          if (name in vars) return vars[name];
+          if (PSEUDO[name] !== undefined) return PSEUDO[name]!;
+          const [id, attr] = name.split('.');
+          return attr ? this.getAtt(stack, id!, attr) : this.ref(stack, id!);
+        });
+      }
+    }
+    return Object.fromEntries(keys.map((k) => [k, this.resolve(stack, o[k])]));
+  }
+
+  resource(stack: string, id: string): CfnResource {
+    const r = this.templates[stack]!.Resources[id];
+    if (!r) throw new Error(`harness: no resource ${id} in ${stack}`);
+    return r;
+  }
+
+  ref(stack: string, id: string): string {
+    return physicalName(stack, id, this.resource(stack, id));
+  }
+
+  getAtt(stack: string, id: string, attr: string): string {
+    const r = this.resource(stack, id);
+    const name = physicalName(stack, id, r);
+    if (attr === 'Arn' || attr === 'StreamArn') return arnOf(r.Type, name);
+    if (attr === 'RoleId') return `AROA${id.toUpperCase().slice(0, 16)}`;
+    throw new Error(`harness: Fn::GetAtt ${id}.${attr} not modelled`);
+  }
+}
+
+/** Every deployed thing the harness needs, from the cloud assembly in `outdir`. */
+export function readDeployedApp(outdir: string): DeployedApp {
+  const res = new Resolver(outdir);
+  const sf = STATEFUL_STACK;
+  const sl = STATELESS_STACK;
+  const entries = (stack: string, type: string) => Object.entries(res.templates[stack]!.Resources).filter(([, r]) => r.Type === type);
+
+  const roles = new Map<string, DeployedRole>();
+  for (const [id, r] of entries(sl, 'AWS::IAM::Role')) {
+    const inline = ((r.Properties?.Policies as any[]) ?? []).map((p) => ({ name: p.PolicyName, document: res.resolve(sl, p.PolicyDocument) }));
+    roles.set(id, { logicalId: id, arn: res.getAtt(sl, id, 'Arn'), policies: inline });
+  }
+  for (const [id, p] of entries(sl, 'AWS::IAM::Policy')) {
+    for (const role of p.Properties!.Roles as { Ref: string }[]) {
+      roles.get(role.Ref)?.policies.push({ name: id, document: res.resolve(sl, p.Properties!.PolicyDocument) });
+    }
+  }
+
+  const retries = new Map<string, number>();
+  for (const [, c] of entries(sl, 'AWS::Lambda::EventInvokeConfig')) {
+    retries.set(res.resolve(sl, c.Properties!.FunctionName), c.Properties!.MaximumRetryAttempts ?? 2);
+  }
+  const functions = entries(sl, 'AWS::Lambda::Function').map(([id, r]): DeployedFunction => {
+    const p = r.Properties!;
+    const name = res.ref(sl, id);
+    const roleLogicalId = p.Role['Fn::GetAtt'][0] as string;
+    return {
+      logicalId: id,
+      name,
+      arn: res.getAtt(sl, id, 'Arn'),
+      assetDir: join(outdir, r.Metadata!['aws:asset:path']),
+      handler: p.Handler,
+      memoryMb: p.MemorySize ?? 128,
+      timeoutSeconds: p.Timeout ?? 3,
+      environment: res.resolve(sl, p.Environment?.Variables ?? {}),
+      roleLogicalId,
+      roleArn: res.getAtt(sl, roleLogicalId, 'Arn'),
+      asyncRetries: retries.get(name) ?? 2,
+    };
+  });
+
+  const integrations = new Map(entries(sl, 'AWS::ApiGatewayV2::Integration').map(([id, r]) => [id, r.Properties!]));
+  const routes = entries(sl, 'AWS::ApiGatewayV2::Route').map(([, r]): DeployedRoute => {
+    const [method, path] = (r.Properties!.RouteKey as string).split(' ') as [string, string];
+    const target = res.resolve(sl, r.Properties!.Target) as string;
+    const integration = integrations.get(target.replace(/^integrations\//, ''))!;
+    const arn = res.resolve(sl, integration.IntegrationUri) as string;
+    return { method, path, functionName: arn.split(':').pop()!, payloadFormatVersion: integration.PayloadFormatVersion };
+  });
+
+  const rules = entries(sl, 'AWS::Events::Rule').map(([id, r]): DeployedRule => ({
+    logicalId: id,
+    pattern: res.resolve(sl, r.Properties!.EventPattern),
+    targets: (r.Properties!.Targets as any[]).map((t) => ({ arn: res.resolve(sl, t.Arn), retries: t.RetryPolicy?.MaximumRetryAttempts ?? 185 })),
+  }));
+
+  const policies = new Map(entries(sf, 'AWS::S3::BucketPolicy').map(([, r]) => [r.Properties!.Bucket.Ref as string, res.resolve(sf, r.Properties!.PolicyDocument)]));
+  const buckets = entries(sf, 'AWS::S3::Bucket').map(([id, r]): DeployedBucket => ({
+    logicalId: id,
+    name: res.ref(sf, id),
+    arn: res.getAtt(sf, id, 'Arn'),
+    policy: policies.get(id),
+    eventBridge: r.Properties?.NotificationConfiguration?.EventBridgeConfiguration?.EventBridgeEnabled === true,
+  }));
+
+  const [tableId, table] = [...entries(sf, 'AWS::DynamoDB::GlobalTable'), ...entries(sf, 'AWS::DynamoDB::Table')][0]!;
+  const tp = table.Properties!;
+  return {
+    outdir,
+    functions,
+    roles,
+    routes,
+    rules,
+    buckets,
+    table: {
+      name: res.ref(sf, tableId),
+      arn: res.getAtt(sf, tableId, 'Arn'),
+      keySchema: tp.KeySchema,
+      attributeDefinitions: tp.AttributeDefinitions,
+      globalSecondaryIndexes: (tp.GlobalSecondaryIndexes ?? []).map((g: any) => ({ IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection ?? { ProjectionType: 'ALL' } })),
+    },
+    scheduleGroups: entries(sl, 'AWS::Scheduler::ScheduleGroup').map(([id, r]) => physicalName(sl, id, r)),
+  };
+}
