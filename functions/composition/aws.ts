@@ -109,13 +109,18 @@ function flowScheduler(clock: Clock): FlowScheduler {
 }
 
 /**
- * Resumable (tus) uploads are not wired to S3 yet: on AWS, files go through the simple upload
- * route (under 5 MB) or URL imports. Answer so clients know what to use instead.
+ * Resumable (tus) uploads need a host without Lambda's 6 MB event limit (the client's 5 MiB
+ * chunks are about 7 MB in base64), which this deployment does not have yet: on AWS, files go
+ * through the simple upload route (bodies up to 4 MiB, see LAMBDA_REQUEST_BODY_LIMIT) or URL
+ * imports. Answer so clients know what to use instead.
  */
 const uploadsNotAvailable: ResumableUploads = {
   async handle() {
     return new Response(
-      JSON.stringify({ message: 'Resumable uploads are not available on this deployment yet; upload files under 5 MB with a multipart POST to .../jobs, or import from a URL.' }),
+      JSON.stringify({
+        message:
+          'Resumable (tus) uploads are not available on this deployment yet. Upload files of up to 4 MiB with a multipart POST to .../jobs (data) or .../assets (assets), or import data from a URL (POST .../jobs with {"type":"download","downloadUrls":[...]}).',
+      }),
       { status: 501, headers: { 'content-type': 'application/json; charset=utf-8' } },
     );
   },

@@ -29,9 +29,28 @@ export function fromApiGateway(event: APIGatewayProxyEventV2): HttpRequest {
 
 /** Lambda's synchronous response limit is 6 MB; keep room for headers and base64 growth. */
 export const LAMBDA_BODY_LIMIT = 4 * 1024 * 1024;
+
+/**
+ * The largest request body a function takes. Lambda refuses events over 6 MB (6,291,456 bytes),
+ * and API Gateway hands binary bodies over in base64 (a third larger), so about 4.5 MiB of raw
+ * body is the most that can ever arrive; 4 MiB leaves room for headers and multipart framing.
+ * A larger body never reaches the function (API Gateway answers for it), so this is a bound the
+ * function states, not one it could raise. The embedded server keeps its own limits (5 MB).
+ */
+export const LAMBDA_REQUEST_BODY_LIMIT = 4 * 1024 * 1024;
+
+function tooLargeRequest(route: RouteSpec, size: number): HttpResponse {
+  const limit = `${LAMBDA_REQUEST_BODY_LIMIT} bytes (4 MiB)`;
+  const why = `AWS Lambda takes requests up to 6 MB and a body grows by a third in base64, so this deployment takes request bodies up to ${limit}; this one has ${size} bytes.`;
+  const instead =
+    route.family === 'imports' ? ' Split the data into files under 4 MiB (one job can take several), or import it from a URL (POST .../jobs with {"type":"download","downloadUrls":[...]}).'
+    : route.family === 'assets' ? ' Assets over 4 MiB cannot be uploaded to this deployment yet.'
+    : '';
+  return jsonResponse(413, { message: `${why}${instead}` });
+}
 const SPILL_URL_SECONDS = 300;
 
-type Spill = (body: Buffer, contentType: string | undefined) => Promise<HttpResponse | null>;
+type Spill = (body: Buffer | Readable, contentType: string | undefined) => Promise<HttpResponse | null>;
 
 /**
  * A response too large for Lambda goes to the artifacts bucket and the client is redirected to a
@@ -48,6 +67,33 @@ function spillTo(services: Services): Spill {
   };
 }
 
+/**
+ * The first `limit` bytes of a stream. When the stream is longer, `rest` is the whole stream again
+ * (the bytes read so far, then the unread remainder), to be passed on without holding it.
+ */
+async function readUpTo(stream: Readable, limit: number): Promise<{ head: Buffer; rest?: Readable }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const iterator = stream[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) return { head: Buffer.concat(chunks, size) };
+    const chunk = Buffer.from(next.value as Uint8Array | string);
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > limit) break;
+  }
+  async function* all(): AsyncGenerator<Buffer> {
+    yield* chunks.splice(0);
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield Buffer.from(next.value as Uint8Array | string);
+    }
+  }
+  return { head: Buffer.alloc(0), rest: Readable.from(all(), { objectMode: false }) };
+}
+
 async function toApiGateway(response: HttpResponse, spill?: Spill): Promise<APIGatewayProxyStructuredResultV2> {
   const headers: Record<string, string> = {};
   let cookies: string[] | undefined;
@@ -59,9 +105,15 @@ async function toApiGateway(response: HttpResponse, spill?: Spill): Promise<APIG
   if (typeof response.body === 'string') body = Buffer.from(response.body);
   else if (Buffer.isBuffer(response.body)) body = response.body;
   else if (response.body instanceof Readable) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of response.body) chunks.push(Buffer.from(chunk));
-    body = Buffer.concat(chunks);
+    // Read at most the limit: a longer stream goes on to S3 part by part, never whole in memory.
+    const read = await readUpTo(response.body, LAMBDA_BODY_LIMIT);
+    if (read.rest) {
+      const redirect = spill ? await spill(read.rest, headers['content-type']) : null;
+      if (redirect) return toApiGateway(redirect);
+      read.rest.destroy();
+      throw new Error(`A response of more than ${LAMBDA_BODY_LIMIT} bytes from a function that cannot spill it to S3`);
+    }
+    body = read.head;
   }
   if (body && body.length > LAMBDA_BODY_LIMIT && spill) {
     const redirect = await spill(body, headers['content-type']);
@@ -112,7 +164,8 @@ export function lambdaHandler(family: Family, runtime: LambdaRuntime) {
     }
     try {
       const request = fromApiGateway(event);
-    if (route.stream) request.stream = Readable.from([request.body]);
+      if (request.body.length > LAMBDA_REQUEST_BODY_LIMIT) return await toApiGateway(tooLargeRequest(route, request.body.length));
+      if (route.stream) request.stream = Readable.from([request.body]);
     const { run, spill } = await handler;
     return await toApiGateway(await run(route, (event.pathParameters as Record<string, string>) ?? {}, request), spill);
     } catch (error) {

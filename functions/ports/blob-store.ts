@@ -22,6 +22,10 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** All blobs under a prefix, in key order. */
   list(prefix: string): AsyncIterable<BlobInfo>;
-  /** A short-lived URL anyone holding it may GET the blob from (stores reachable over HTTP only). */
-  signedUrl?(key: string, expiresInSeconds: number): Promise<string>;
+  /**
+   * A short-lived URL anyone holding it may GET the blob from (stores reachable over HTTP only:
+   * S3 has it, the embedded filesystem store does not, so there stored files stream through the
+   * server). `download` sets the Content-Type and Content-Disposition the URL answers with.
+   */
+  signedUrl?(key: string, expiresInSeconds: number, download?: { contentType?: string; contentDisposition?: string }): Promise<string>;
 }

@@ -51,8 +51,14 @@ export class S3BlobStore implements BlobStore {
     this.listPageSize = options.listPageSize;
   }
 
-  signedUrl(key: string, expiresInSeconds: number): Promise<string> {
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn: expiresInSeconds });
+  signedUrl(key: string, expiresInSeconds: number, download: { contentType?: string; contentDisposition?: string } = {}): Promise<string> {
+    const command = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ResponseContentType: download.contentType,
+      ResponseContentDisposition: download.contentDisposition,
+    });
+    return getSignedUrl(this.client, command, { expiresIn: expiresInSeconds });
   }
 
   async put(key: string, body: BlobBody, options?: { contentType?: string }): Promise<BlobInfo> {

@@ -55,15 +55,22 @@ export class AssetService {
     return asset;
   }
 
-  async download(caller: Caller | null, account: string, datasetName: string, identifier: string, versionId: string | null) {
+  /** The asset version a caller may download (the latest when `versionId` is null), without its bytes. */
+  async locate(caller: Caller | null, account: string, datasetName: string, identifier: string, versionId: string | null) {
     const { dataset } = await this.access.readableDataset(caller, account, datasetName);
     const asset = await this.asset(dataset, identifier, `${account}/${datasetName}`);
     const version = versionId === null ? asset.versions[asset.versions.length - 1] : asset.versions.find((v) => v.id === versionId);
     if (!version) throw new NotFoundError(`Version "${versionId}" of asset "${asset.assetName}" does not exist.`);
+    return { asset, version };
+  }
+
+  /** The bytes of a version `locate` found. */
+  async open(asset: AssetRecord, version: AssetVersion): Promise<Readable> {
     const body: Readable | null = await this.platform.blobs.data.get(version.blobKey);
     if (!body) throw new NotFoundError(`The file of asset "${asset.assetName}" is missing.`);
-    return { asset, version, body };
+    return body;
   }
+
 
   /** Checks the caller may upload here, before any byte is received. */
   async writable(caller: Caller | null, account: string, datasetName: string) {

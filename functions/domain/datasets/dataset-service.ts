@@ -119,14 +119,19 @@ export class DatasetService {
     await this.removeContents(dataset.id);
   }
 
-  /** Removes every dataset of an account that is being deleted (a step of the account's deletion). */
+  /**
+   * Removes every dataset of an account that is being deleted (a step of the account's deletion).
+   * Contents go before each record: a failure part-way leaves the record, so the account's
+   * deletion retried finds the dataset again and finishes it (record first, a retry would find
+   * nothing and leave the blobs behind for good).
+   */
   async removeAllOf(accountUid: string): Promise<void> {
     const store = this.platform.store;
     for (let round = 0; round < 1000; round++) {
       const batch = await store.listDatasets(accountUid, { batch: 100 });
       for (const { item } of batch.items) {
-        await store.deleteDataset(item);
         await this.removeContents(item.id);
+        await store.deleteDataset(item);
       }
       if (!batch.more || batch.items.length === 0) break;
     }

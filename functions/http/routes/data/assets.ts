@@ -4,15 +4,13 @@ import { SIMPLE_UPLOAD_LIMIT } from '../../../domain/data/import-service.js';
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { singleQueryParam } from '../../request.js';
+import { storedFileResponse } from '../../stored-files.js';
 import { fromWebResponse, isMultipart, receiveMultipart, toWebRequest } from '../../uploads.js';
 
 const datasetUrl = (ctx: OperationContext) => `${ctx.apiUrl}/datasets/${ctx.params.account}/${ctx.params.dataset}`;
 
 const TOO_LARGE =
   'The simple upload route takes assets under 5 MB. Upload larger files with tus 1.0.0 to /datasets/{account}/{dataset}/assets/add (Upload-Metadata: filename, optional versionOf).';
-
-/** Content-Disposition that survives any file name. */
-const attachment = (name: string) => `attachment; filename="${name.replace(/[^\x20-\x7e]|"/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 
 export const assetOperations: Operations = {
   /** All assets (paginated by the client as one page), or with `?fileName=` the one asset of that name. */
@@ -68,23 +66,12 @@ export const assetOperations: Operations = {
     return fromWebResponse(response);
   },
 
+  /** On AWS a redirect to a short-lived S3 link; embedded, the bytes stream. */
   async downloadAsset(ctx) {
-    const { asset, version, body } = await ctx.services.assets.download(
-      ctx.caller,
-      ctx.params.account!,
-      ctx.params.dataset!,
-      ctx.params.identifier!,
-      ctx.params.versionId ?? null,
-    );
-    return {
-      status: 200,
-      headers: {
-        'content-type': version.contentType ?? 'application/octet-stream',
-        'content-length': String(version.fileSize),
-        'content-disposition': attachment(asset.assetName),
-      },
-      body,
-    };
+    const { assets, platform } = ctx.services;
+    const { asset, version } = await assets.locate(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.identifier!, ctx.params.versionId ?? null);
+    const file = { key: version.blobKey, fileName: asset.assetName, contentType: version.contentType ?? 'application/octet-stream', size: version.fileSize };
+    return storedFileResponse(platform.blobs.data, file, () => assets.open(asset, version));
   },
 
   async deleteAsset(ctx) {

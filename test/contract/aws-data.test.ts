@@ -1,0 +1,245 @@
+/**
+ * Data, accounts and SPARQL as the deployed functions serve them (issue 13): the Lambda entry
+ * modules invoked with API Gateway (HTTP API v2) events, wired by the AWS composition root from
+ * environment variables only, against dynalite and s3rver.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, DeleteBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import dynalite from 'dynalite';
+import S3rver from 's3rver';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTable } from '../../functions/composition/local.js';
+import { ENV } from '../../functions/env-names.js';
+import { LAMBDA_REQUEST_BODY_LIMIT } from '../../functions/http/lambda.js';
+import { ROUTES, routeKey } from '../../functions/http/route-table.js';
+
+let dynamo: Server;
+let client: DynamoDBClient;
+let s3rver: S3rver;
+let s3Dir: string;
+let s3: S3Client;
+/**
+ * Lambda and EventBridge have no local stand-in: this server records the asynchronous invocations
+ * of the import worker and accepts the upload events.
+ */
+let lambda: Server;
+const lambdaInvokes: Record<string, unknown>[] = [];
+
+beforeAll(async () => {
+  dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((r) => dynamo.listen(0, '127.0.0.1', () => r()));
+  s3Dir = await mkdtemp(join(tmpdir(), 'ldp-aws-data-'));
+  s3rver = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: ['data', 'uploads', 'artifacts'].map((name) => ({ name, configs: [] })) });
+  const { port: s3Port } = await s3rver.run();
+  lambda = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      // EventBridge PutEvents (the upload events): accepted, nothing more to check here.
+      if (req.headers['x-amz-target']) {
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+        res.end(JSON.stringify({ FailedEntryCount: 0, Entries: [{ EventId: 'e' }] }));
+        return;
+      }
+      lambdaInvokes.push(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
+      res.writeHead(202);
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => lambda.listen(0, '127.0.0.1', () => r()));
+  Object.assign(process.env, {
+    [ENV.tableName]: 'platform-aws-data-test',
+    [ENV.dataBucketName]: 'data',
+    [ENV.uploadsBucketName]: 'uploads',
+    [ENV.artifactsBucketName]: 'artifacts',
+    [ENV.importWorkerFunctionName]: 'import-worker',
+    AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`,
+    AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Port}`,
+    AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${(lambda.address() as AddressInfo).port}`,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: `http://127.0.0.1:${(lambda.address() as AddressInfo).port}`,
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+  });
+  client = new DynamoDBClient({});
+  s3 = new S3Client({ forcePathStyle: true });
+  await ensureTable(client, 'platform-aws-data-test');
+});
+
+afterAll(async () => {
+  client?.destroy();
+  s3?.destroy();
+  await new Promise((r) => lambda?.close(r));
+  await new Promise((r) => dynamo?.close(r));
+  await s3rver?.close();
+  if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
+});
+
+function event(method: string, path: string, options: { body?: unknown; rawBody?: Buffer; token?: string; query?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
+  const route = ROUTES.find((r) => r.method === method && new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(path));
+  if (!route) throw new Error(`no route for ${method} ${path}`);
+  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const values = new RegExp(`^${route.path.replace(/\{\w+\}/g, '([^/]+)')}$`).exec(path)!.slice(1);
+  return {
+    version: '2.0',
+    routeKey: routeKey(route),
+    rawPath: path,
+    rawQueryString: options.query ?? '',
+    headers: {
+      host: 'api.example.org',
+      'x-forwarded-proto': 'https',
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...options.headers,
+    },
+    pathParameters: Object.fromEntries(names.map((n, i) => [n, values[i]!])),
+    requestContext: {
+      accountId: '123',
+      apiId: 'api',
+      domainName: 'api.example.org',
+      domainPrefix: 'api',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+      requestId: 'id',
+      routeKey: routeKey(route),
+      stage: '$default',
+      time: '',
+      timeEpoch: 0,
+    },
+    body: options.rawBody ? options.rawBody.toString('base64') : options.body !== undefined ? JSON.stringify(options.body) : undefined,
+    isBase64Encoded: options.rawBody !== undefined,
+  };
+}
+
+const context = { getRemainingTimeInMillis: () => 30_000 } as Context;
+
+async function invoke(family: string, e: APIGatewayProxyEventV2) {
+  const module = await import(`../../functions/handlers/${family}.ts`);
+  const result = (await module.handler(e, context)) as APIGatewayProxyStructuredResultV2;
+  const json = result.body && String(result.headers?.['content-type'] ?? '').startsWith('application/json') ? JSON.parse(result.body) : undefined;
+  return { ...result, json };
+}
+
+async function operator() {
+  const { awsServices } = await import('../../functions/composition/aws.js');
+  const services = await awsServices();
+  const { account: admin } = await services.accounts.ensureAdministrator('ops', 'ops-password-123');
+  const { token } = await services.auth.issueToken(admin, { description: 'aws-data', readOnly: false }, 'https://api.example.org');
+  return { services, admin, token };
+}
+
+function multipart(fileName: string, content: Buffer): { body: Buffer; headers: Record<string, string> } {
+  const boundary = 'aws-data-boundary';
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    content,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return { body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
+/** A simple upload through the imports function, then the worker function run as Lambda would invoke it. */
+async function importFile(token: string, dataset: string, fileName: string, content: Buffer) {
+  const { body, headers } = multipart(fileName, content);
+  lambdaInvokes.length = 0;
+  const created = await invoke('imports', event('POST', `/datasets/ops/${dataset}/jobs`, { token, rawBody: body, headers }));
+  expect(created.statusCode, created.body).toBe(201);
+  const worker = await import('../../functions/handlers/import-worker.js');
+  for (const payload of lambdaInvokes.splice(0)) await worker.handler(payload as never, context);
+  const job = await invoke('imports', event('GET', `/datasets/ops/${dataset}/jobs/${created.json.jobId}`, { token }));
+  expect(job.json.status, JSON.stringify(job.json.error)).toBe('finished');
+}
+
+describe('AWS: deleting an account', () => {
+  it('leaves every dataset in place when removing blobs fails, so the retried deletion finishes it', async () => {
+    const { services, token } = await operator();
+    expect((await invoke('accounts', event('POST', '/accounts/ops/orgs', { token, body: { accountName: 'leaving' } }))).statusCode).toBe(201);
+    for (const name of ['first', 'second', 'third']) {
+      expect((await invoke('datasets', event('POST', '/datasets/leaving', { token, body: { name, accessLevel: 'private' } }))).statusCode).toBe(201);
+    }
+    const org = (await services.platform.store.getAccountByName('leaving'))!;
+    const first = (await services.platform.store.getDataset(org.uid, 'first'))!;
+    // The data bucket cannot be read (as with a missing grant): every blob removal fails.
+    await s3.send(new DeleteBucketCommand({ Bucket: 'data' }));
+    try {
+      const refused = await invoke('accounts', event('DELETE', '/accounts/leaving', { token }));
+      expect(refused.statusCode).toBe(500);
+      const listed = await invoke('datasets', event('GET', '/datasets/leaving', { token }));
+      expect(listed.json.map((d: { name: string }) => d.name).sort()).toEqual(['first', 'second', 'third']);
+    } finally {
+      await s3.send(new CreateBucketCommand({ Bucket: 'data' }));
+    }
+    const leftover = `datasets/${first.id}/assets/x/v1`;
+    await s3.send(new PutObjectCommand({ Bucket: 'data', Key: leftover, Body: 'bytes' }));
+
+    expect((await invoke('accounts', event('DELETE', '/accounts/leaving', { token }))).statusCode).toBe(204);
+    expect((await invoke('accounts', event('GET', '/accounts/leaving', { token }))).statusCode).toBe(404);
+    expect(await services.platform.blobs.data.head(leftover)).toBeNull();
+    expect(await services.platform.store.getDatasetById(first.id)).toBeNull();
+  });
+});
+
+describe('AWS: stored files answer with a redirect to a short-lived S3 link', () => {
+  it('an asset download is a 302 to a presigned URL that serves the bytes with the asset name', async () => {
+    const { token } = await operator();
+    await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'with-assets', accessLevel: 'private' } }));
+    const bytes = Buffer.from(Array.from({ length: 200_000 }, (_, i) => i % 251));
+    const { body, headers } = multipart('photo.bin', bytes);
+    const uploaded = await invoke('assets', event('POST', '/datasets/ops/with-assets/assets', { token, rawBody: body, headers }));
+    expect(uploaded.statusCode, uploaded.body).toBe(201);
+    const download = await invoke('assets', event('GET', `/datasets/ops/with-assets/assets/${uploaded.json.identifier}`, { token }));
+    expect(download.statusCode).toBe(302);
+    expect(download.body).toBeUndefined();
+    const location = download.headers!.location as string;
+    expect(location).toMatch(/X-Amz-Expires=300/);
+    expect(location).toMatch(/response-content-disposition=attachment/);
+    const fetched = await fetch(location);
+    expect(fetched.status).toBe(200);
+    expect(Buffer.from(await fetched.arrayBuffer()).equals(bytes)).toBe(true);
+    // The link is as private as the dataset: without the token the asset is not found.
+    expect((await invoke('assets', event('GET', `/datasets/ops/with-assets/assets/${uploaded.json.identifier}`))).statusCode).toBe(404);
+  });
+
+  it('an export larger than a Lambda response goes to S3 as a stream and answers 303 to a link', async () => {
+    const { token } = await operator();
+    await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'big-export', accessLevel: 'public' } }));
+    // About 6 MB of N-Triples, uploaded gzipped (small), exported plain (over the 4 MiB response limit).
+    const lines = Array.from({ length: 60_000 }, (_, i) => `<https://ex.org/s${i}> <https://ex.org/label> "a label long enough to make a big export, number ${i}" .\n`).join('');
+    await importFile(token, 'big-export', 'big.nt.gz', gzipSync(lines));
+    const res = await invoke('exports', event('GET', '/datasets/ops/big-export/download.nt'));
+    expect(res.statusCode).toBe(303);
+    const fetched = await fetch(res.headers!.location as string);
+    expect(fetched.status).toBe(200);
+    const text = await fetched.text();
+    expect(text.split('\n').filter(Boolean)).toHaveLength(60_000);
+  }, 60_000);
+});
+
+describe('AWS: uploads are bounded by what Lambda takes', () => {
+  it('a simple upload over 4 MiB answers 413 naming the limit and the alternatives; tus names them too', async () => {
+    const { token } = await operator();
+    await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'bounded', accessLevel: 'private' } }));
+    const { body, headers } = multipart('big.nt', Buffer.alloc(LAMBDA_REQUEST_BODY_LIMIT + 1, 0x20));
+    const upload = await invoke('imports', event('POST', '/datasets/ops/bounded/jobs', { token, rawBody: body, headers }));
+    expect(upload.statusCode).toBe(413);
+    expect(upload.json.message).toMatch(/4194304 bytes \(4 MiB\)/);
+    expect(upload.json.message).toMatch(/downloadUrls/);
+    const asset = await invoke('assets', event('POST', '/datasets/ops/bounded/assets', { token, rawBody: body, headers }));
+    expect(asset.statusCode).toBe(413);
+    expect(asset.json.message).toMatch(/Assets over 4 MiB/);
+
+    const job = await invoke('imports', event('POST', '/datasets/ops/bounded/jobs', { token, body: {} }));
+    expect(job.statusCode).toBe(201);
+    const tus = await invoke('imports', event('POST', `/datasets/ops/bounded/jobs/${job.json.jobId}/add`, { token, headers: { 'tus-resumable': '1.0.0', 'upload-length': '10000000' } }));
+    expect(tus.statusCode).toBe(501);
+    expect(tus.json.message).toMatch(/up to 4 MiB.*downloadUrls/);
+  });
+});
