@@ -257,6 +257,30 @@ describe('Load from URL: RDF', () => {
   });
 });
 
+describe('a task that logs a lot', () => {
+  it('keeps its first lines and a note of the cut, so its record still fits one stored item (DynamoDB: 400 KB)', async () => {
+    // 190 graphs with names of about 2,000 characters: one log line per graph came to ~380 KB,
+    // and the output's graph list as much again, which the store refused (DynamoDB: 400 KB per
+    // item; dynalite counts characters, DynamoDB UTF-8 bytes): the task then had no record.
+    const graphs = Array.from({ length: 190 }, (_, i) => `${EX}graphs/${i}/${'x'.repeat(1_950)}`);
+    FILES['/many-graphs.nq'] = { type: 'application/n-quads', body: graphs.map((g, i) => `<${EX}s> <${EX}p> "${i}" <${g}> .\n`).join('') };
+    const { run, task } = await runTask('loadFromUrl', { url: `${filesUrl}/many-graphs.nq`, dataset: ds('loads'), graph: `${EX}graphs/many` });
+    expect(run.status, JSON.stringify(run.error)).toBe('finished');
+    expect(task.status).toBe('finished');
+    expect(task.log.length).toBeLessThanOrEqual(200);
+    expect(task.log.slice(0, 2).join('\n')).toMatch(/Reading "many-graphs.nq"/);
+    expect(task.log.at(-1)).toMatch(/^\[log cut: \d+ more lines not kept; a task keeps at most 200 lines and 64 KiB of log\]$/);
+    expect(Buffer.byteLength(task.log.join('\n'))).toBeLessThan(70 * 1024);
+    expect(Buffer.byteLength(JSON.stringify(task))).toBeLessThan(200 * 1024);
+    // The output lists as many graph names as fit a state's output, and counts the others.
+    expect(task.output).toMatchObject({ graph: `${EX}graphs/many`, statements: 190 });
+    expect(task.output.graphs.length + task.output.graphsNotListed).toBe(191);
+    expect(task.output.graphsNotListed).toBeGreaterThan(0);
+    // The statements are all there.
+    expect(await graphNt('alice/loads', graphs[189]!)).toBe(`<${EX}s> <${EX}p> "189" .\n`);
+  }, 120_000);
+});
+
 describe('Load from URL: tables and XML as RDF', () => {
   it('maps CSV losslessly: every cell a string, empty cells kept', async () => {
     const graph = `${EX}graphs/people`;

@@ -18,12 +18,13 @@ import type { RunCaches } from './run-caches.js';
 import { starterCaller } from './run-caller.js';
 import { isFinalRunStatus } from './run-status.js';
 import type { UploadWaits } from './upload-wait.js';
+import { requireApiUrl } from './api-url.js';
+import { cutText, storedOutput, TaskLog, TASK_LOG_LIMITS } from './task-log.js';
 
 /** How long a task works before it is recorded as running (quicker ones are written once). */
 const RUNNING_WRITE_DELAY_MS = 20;
-/** Task logs stay small (they are stored with the task instance). */
-export const MAX_LOG_LINES = 200;
-const MAX_LOG_LINE = 2_000;
+/** Task logs stay small (they are stored with the task instance): see task-log.ts. */
+export const MAX_LOG_LINES = TASK_LOG_LIMITS.lines;
 
 export class TaskWorker {
   constructor(
@@ -88,6 +89,7 @@ export class TaskWorker {
     };
     const secrets = secretMask([...Object.values(masked?.values ?? {}), ...(token ? [token] : [])]);
     const mask = secrets.text;
+    const taskLog = new TaskLog();
 
     try {
       if (!starter) throw new TaskFailure('The account that started the run no longer exists.');
@@ -104,10 +106,8 @@ export class TaskWorker {
         timeoutSeconds: invocation.timeoutSeconds,
         values,
         caller: starterCaller(starter, run.platformTokenId ?? ''),
-        apiUrl: run.apiUrl ?? this.platform.settings.publicApiUrl ?? '',
-        log: (line) => {
-          if (instance.log.length < MAX_LOG_LINES) instance.log.push(mask(line).slice(0, MAX_LOG_LINE));
-        },
+        apiUrl: run.apiUrl || requireApiUrl(this.platform.settings),
+        log: (line) => taskLog.add(mask(line)),
         secrets,
         // File names and the description are shown to every reader of the run: masked too.
         addArtifact: (fileName, contentType, body) => this.addArtifact(instance, mask(fileName), contentType, body),
@@ -122,14 +122,16 @@ export class TaskWorker {
       const output = raw === undefined ? {} : secrets.value(raw);
       instance.status = 'finished';
       instance.finishedAt = this.platform.clock.now().toISOString();
-      instance.output = output;
+      instance.output = storedOutput(output);
+      instance.log = taskLog.lines();
       await finalWrite(instance);
       return output;
     } catch (e) {
-      const message = mask((e as Error).message || String(e));
+      const message = cutText(mask((e as Error).message || String(e)), TASK_LOG_LIMITS.errorChars);
       instance.status = 'failed';
       instance.error = message;
-      instance.log.push(mask(`Error: ${message}`));
+      delete instance.output;
+      instance.log = taskLog.lines(`Error: ${message}`);
       instance.finishedAt = this.platform.clock.now().toISOString();
       await finalWrite(instance);
       // The message travels in the execution history: masked, never the raw error.

@@ -80,7 +80,7 @@ export const loadFromUrl: TaskTypeDefinition = {
       ctx.log(`${overwrite ? 'Replaced' : 'Added to'} <${part.graphName}> in ${target.account}/${target.dataset}: ${part.statements} statements loaded, ${entries[i]!.numberOfStatements} in the graph.`);
     }
     const graphs = staged.filter((s) => s.graphName !== graphName).map((s) => s.graphName);
-    return { graph: graphName, statements, ...(graphs.length > 0 ? { graphs: [graphName, ...graphs] } : {}) };
+    return { graph: graphName, statements, ...(graphs.length > 0 ? listedGraphs([graphName, ...graphs]) : {}) };
   },
 };
 
@@ -101,4 +101,20 @@ async function targetDataset(ctx: TaskContext, services: TaskServices, ref: { ac
     if (e instanceof ConflictError) return writable();
     throw e;
   }
+}
+
+/**
+ * The output travels in the run's state (Step Functions: 256 KB for the whole run document): a
+ * file naming many graphs lists the first ones, up to 32 KB of names, and counts the rest.
+ */
+const MAX_LISTED_GRAPH_BYTES = 32 * 1024;
+function listedGraphs(names: string[]): { graphs: string[]; graphsNotListed?: number } {
+  const listed: string[] = [];
+  let bytes = 0;
+  for (const name of names) {
+    bytes += Buffer.byteLength(name, 'utf8') + 3;
+    if (bytes > MAX_LISTED_GRAPH_BYTES) break;
+    listed.push(name);
+  }
+  return listed.length === names.length ? { graphs: listed } : { graphs: listed, graphsNotListed: names.length - listed.length };
 }
