@@ -17,6 +17,7 @@ import { charLength, FLOW_LIMITS } from '../limits.js';
 import { HOOK_TYPES, type HookRecord, type HookType, type RunRecord } from '../records.js';
 import type { Platform } from '../../shared/platform.js';
 import type { AssetStoredEvent, ImportFinishedEvent, ImportStartedEvent, UploadEvents } from '../../../ports/upload-events.js';
+import { requireApiUrl } from '../runs/api-url.js';
 
 export interface HookInput {
   label?: unknown;
@@ -171,7 +172,7 @@ export class FlowHookService implements UploadEvents {
   }
 
   private apiUrl(given?: string): string {
-    return this.platform.settings.publicApiUrl ?? given ?? '';
+    return requireApiUrl(this.platform.settings, given);
   }
 
   async assetStored(event: AssetStoredEvent): Promise<void> {
@@ -231,7 +232,7 @@ export class FlowHookService implements UploadEvents {
       for (const graph of others) {
         const trigger = { startedFrom: { type: 'hook-index-job' as const, hookId: hook.id }, values, system: { ...system, system_uploadedGraphIRI: graph } };
         await this.runs
-          .startTriggered(flow, owner, trigger, waiting.apiUrl ?? this.apiUrl())
+          .startTriggered(flow, owner, trigger, waiting.apiUrl || this.apiUrl())
           .catch((e: Error) => this.platform.logger.error('hook could not start a run for an uploaded graph', { hookId: hook.id, graph, error: e.message }));
       }
     }

@@ -18,7 +18,7 @@ export class FlowNotifier {
     if (!starter || starter.type !== 'user' || starter.emailNotifications === false || !starter.email) return;
     const owner = await this.platform.store.getAccount(flow.ownerUid);
     const task = run.error?.taskId ? definition.tasks.find((t) => t.id === run.error!.taskId) : undefined;
-    const apiUrl = run.apiUrl ?? this.platform.settings.publicApiUrl ?? '';
+    const apiUrl = run.apiUrl || this.platform.settings.publicApiUrl || '';
     const what = run.status === 'timeout' ? 'timed out' : 'failed';
     const lines = [
       `Hello ${starter.name ?? starter.accountName},`,

@@ -14,6 +14,7 @@ import type { RunRecord, ScheduleRecord } from '../records.js';
 import { checkLabel, checkRecurrence, checkTimeZone, DEFAULT_TIME_ZONE, defaultPresetValues, nextRun, scheduleValues } from './schedules.js';
 import type { Platform } from '../../shared/platform.js';
 import { removeSchedule } from './schedule-removal.js';
+import { requireApiUrl } from '../runs/api-url.js';
 
 export interface ScheduleInput {
   label?: unknown;
@@ -146,7 +147,7 @@ export class FlowScheduleService {
    * or owner is gone is removed (its trigger too). A run that cannot start is logged, not thrown:
    * the trigger's retry would otherwise start it twice.
    */
-  async fire(blueprintUid: string, scheduleId: string, apiUrl = this.platform.settings.publicApiUrl ?? ''): Promise<RunRecord | null> {
+  async fire(blueprintUid: string, scheduleId: string, apiUrl = requireApiUrl(this.platform.settings)): Promise<RunRecord | null> {
     const schedule = await this.platform.flows.getSchedule(blueprintUid, scheduleId);
     if (!schedule) {
       // A trigger left behind: stop it.
