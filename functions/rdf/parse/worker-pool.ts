@@ -32,6 +32,9 @@ export interface ParseWorkerMessage {
  * its messages in order. A worker that fails (trap, out of memory, exit) reports one `error`
  * message with `trapped` and is never reused.
  */
+/** Workers that carry the listener that drops them from the idle pool when they fail. */
+const watchedIdleWorkers = new WeakSet<Worker>();
+
 export class ParseWorkerJob {
   private readonly worker: Worker;
   private readonly port: MessagePort;
@@ -95,12 +98,16 @@ export class ParseWorkerJob {
       this.worker.unref();
       // An idle worker that errors (or exits) leaves the pool; without a listener the error
       // would be thrown in the main thread.
+      // Attached once per worker, not per job: a reused worker would otherwise pile them up.
       const worker = this.worker;
-      const drop = () => {
-        const i = idleParseWorkers.indexOf(worker);
-        if (i >= 0) idleParseWorkers.splice(i, 1);
-      };
-      worker.once('error', drop).once('exit', drop);
+      if (!watchedIdleWorkers.has(worker)) {
+        watchedIdleWorkers.add(worker);
+        const drop = () => {
+          const i = idleParseWorkers.indexOf(worker);
+          if (i >= 0) idleParseWorkers.splice(i, 1);
+        };
+        worker.on('error', drop).on('exit', drop);
+      }
       idleParseWorkers.push(worker);
     } else {
       // Swallow a late 'error' of a worker being thrown away.
