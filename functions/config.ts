@@ -45,6 +45,43 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformS
 }
 
 /**
+ * SPARQL in a Lambda function (the `sparql`, `queries` and `dataset-sparql` families: 3,008 MB,
+ * 30 s). A cold function loads the snapshot inside the first request, then runs the query, so
+ * load + query must end well before the function's timeout, or Lambda kills the instance instead
+ * of the platform answering 504:
+ * - one replica (a function serves one request at a time; the embedded default of two loads the
+ *   whole snapshot twice);
+ * - queries stop after 20 s, leaving 10 s of the 30 for the cold load and the answer;
+ * - at most 500,000 statements. Measured with test/bench/sparql-cold-load.ts (the engine and its
+ *   worker module as bundled, Node 20.20, x86-64, two shared cores; one replica):
+ *     100,000 statements: load 0.5 s, peak RSS 180 MiB
+ *     250,000 statements: load 1.0 s, peak RSS 276 MiB
+ *     500,000 statements: load 1.8 s, peak RSS 388 MiB
+ *     1,000,000 statements: load 3.7 s, peak RSS 657 MiB (two replicas: 3.9 s, 754 MiB)
+ *   A function reads the graphs from S3 and gunzips them as well, on arm64 with under two vCPUs:
+ *   500,000 leaves about a factor of four for that within the 10 s; 1,000,000 would not. Memory
+ *   is far from the limit at this size. Larger datasets need an external engine (the next issue
+ *   gives SPARQL a host of its own).
+ * QUERY_TIMEOUT_MS and MAX_SERVICE_STATEMENTS may lower these, never raise them.
+ */
+export const AWS_SPARQL_LIMITS = { queryTimeoutMs: 20_000, maxStatements: 500_000, replicas: 1 } as const;
+
+/** settingsFromEnv as the AWS functions use it: SPARQL bounded by what a function can do in time. */
+export function awsSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformSettings {
+  const settings = settingsFromEnv(env);
+  const lower = (name: string, limit: number) => (env[name] ? Math.min(Number(env[name]), limit) : limit);
+  return {
+    ...settings,
+    sparql: {
+      ...settings.sparql,
+      queryTimeoutMs: lower(ENV.queryTimeoutMs, AWS_SPARQL_LIMITS.queryTimeoutMs),
+      maxStatements: lower(ENV.maxServiceStatements, AWS_SPARQL_LIMITS.maxStatements),
+      replicas: AWS_SPARQL_LIMITS.replicas,
+    },
+  };
+}
+
+/**
  * The platform's own back ends, which requests on a user's behalf must never reach (a flow talking
  * to the SPARQL store directly would go around access control): the external SPARQL endpoints, the
  * AWS endpoints set with AWS_ENDPOINT_URL[_<SERVICE>] and, in a Lambda, its runtime API. Named by

@@ -19,7 +19,7 @@ import type { FlowExecutor } from '../ports/flow-executor.js';
 import type { ResumableUploads } from '../ports/resumable-uploads.js';
 import type { TaskQueue } from '../ports/task-queue.js';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
-import { internalEndpointsFromEnv, requiredEnv, settingsFromEnv } from '../config.js';
+import { awsSettingsFromEnv, internalEndpointsFromEnv, requiredEnv } from '../config.js';
 import type { Blobs } from '../domain/shared/platform.js';
 import { ENV, type EnvName } from '../env-names.js';
 import type { BlobStore } from '../ports/blob-store.js';
@@ -138,7 +138,7 @@ let services: Promise<Services> | undefined;
 export function awsServices(): Promise<Services> {
   services ??= Promise.resolve().then(() => {
     const db = documentClient(new DynamoDBClient({}));
-    const settings = settingsFromEnv();
+    const settings = awsSettingsFromEnv();
     const table = requiredEnv(ENV.tableName);
     let s3: S3Client | undefined;
     const ports = commonPorts(settings, awsLogger, internalEndpointsFromEnv());

@@ -17,8 +17,9 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '../../functions/composition/local.js';
 import { ENV } from '../../functions/env-names.js';
+import { AWS_SPARQL_LIMITS, awsSettingsFromEnv } from '../../functions/config.js';
 import { LAMBDA_REQUEST_BODY_LIMIT } from '../../functions/http/lambda.js';
-import { ROUTES, routeKey } from '../../functions/http/route-table.js';
+import { FAMILIES, ROUTES, routeKey } from '../../functions/http/route-table.js';
 
 let dynamo: Server;
 let client: DynamoDBClient;
@@ -60,6 +61,8 @@ beforeAll(async () => {
     [ENV.uploadsBucketName]: 'uploads',
     [ENV.artifactsBucketName]: 'artifacts',
     [ENV.importWorkerFunctionName]: 'import-worker',
+    // Lowered (it may only be lowered on AWS) so a small dataset is over it.
+    [ENV.maxServiceStatements]: '100',
     AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`,
     AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Port}`,
     AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${(lambda.address() as AddressInfo).port}`,
@@ -241,5 +244,30 @@ describe('AWS: uploads are bounded by what Lambda takes', () => {
     const tus = await invoke('imports', event('POST', `/datasets/ops/bounded/jobs/${job.json.jobId}/add`, { token, headers: { 'tus-resumable': '1.0.0', 'upload-length': '10000000' } }));
     expect(tus.statusCode).toBe(501);
     expect(tus.json.message).toMatch(/up to 4 MiB.*downloadUrls/);
+  });
+});
+
+describe('AWS: SPARQL within the function time', () => {
+  it('queries stop well before the query functions time out, on one replica, and the settings may only lower that', () => {
+    for (const family of ['sparql', 'queries', 'dataset-sparql'] as const) {
+      // 10 s of the function's time are left for a cold load (see AWS_SPARQL_LIMITS) and the answer.
+      expect(AWS_SPARQL_LIMITS.queryTimeoutMs + 10_000).toBeLessThanOrEqual(FAMILIES[family].timeoutSeconds * 1000);
+    }
+    expect(awsSettingsFromEnv({}).sparql).toMatchObject({ queryTimeoutMs: 20_000, maxStatements: 500_000, replicas: 1 });
+    expect(awsSettingsFromEnv({ [ENV.queryTimeoutMs]: '60000', [ENV.maxServiceStatements]: '12000000' }).sparql).toMatchObject({ queryTimeoutMs: 20_000, maxStatements: 500_000 });
+    expect(awsSettingsFromEnv({ [ENV.queryTimeoutMs]: '5000', [ENV.maxServiceStatements]: '1000' }).sparql).toMatchObject({ queryTimeoutMs: 5000, maxStatements: 1000 });
+  });
+
+  it('a dataset over the statement limit: its endpoint answers 503 naming the limit, a service is refused with 400', async () => {
+    const { token } = await operator();
+    await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'too-big', accessLevel: 'public' } }));
+    const lines = Array.from({ length: 150 }, (_, i) => `<https://ex.org/s${i}> <https://ex.org/p> "${i}" .\n`).join('');
+    await importFile(token, 'too-big', 'data.nt', Buffer.from(lines));
+    const query = await invoke('dataset-sparql', event('GET', '/datasets/ops/too-big/sparql', { query: `query=${encodeURIComponent('ASK { ?s ?p ?o }')}` }));
+    expect(query.statusCode).toBe(503);
+    expect(query.body).toMatch(/150 statements, more than the 100 a SPARQL store of this deployment loads/);
+    const service = await invoke('services', event('POST', '/datasets/ops/too-big/services', { token, body: { name: 'sparql', type: 'virtuoso' } }));
+    expect(service.statusCode).toBe(400);
+    expect(service.json.message).toMatch(/more than the 100/);
   });
 });

@@ -69,13 +69,21 @@ export class ServiceLifecycle {
 
   private snapshotOf(dataset: DatasetRecord, options: { external: boolean } = { external: true }): ServiceSnapshot {
     const snapshot = { manifestKey: dataset.graphsManifest ?? null, statements: dataset.statements, graphCount: dataset.graphCount };
-    if (snapshot.statements > this.limits.maxStatements && !(options.external && this.platform.externalEngine)) {
-      throw new ValidationError(
-        `The dataset has ${snapshot.statements} statements, more than the ${this.limits.maxStatements} one embedded SPARQL store holds; ` +
-          'use an external SPARQL engine (Amazon Neptune or Virtuoso) for a dataset this large.',
-      );
-    }
+    const tooLarge = this.tooLarge(snapshot.statements, options);
+    if (tooLarge) throw new ValidationError(tooLarge);
     return snapshot;
+  }
+
+  /**
+   * Why a snapshot of `statements` cannot be served here, or null when it can: the embedded store
+   * holds `maxStatements` at most (on AWS: what a SPARQL function loads in time; see config.ts).
+   */
+  private tooLarge(statements: number, options: { external: boolean } = { external: true }): string | null {
+    if (statements <= this.limits.maxStatements || (options.external && this.platform.externalEngine)) return null;
+    return (
+      `The dataset has ${statements} statements, more than the ${this.limits.maxStatements} a SPARQL store of this deployment loads; ` +
+      'use an external SPARQL engine (Amazon Neptune or Virtuoso) for a dataset this large.'
+    );
   }
 
   async create(caller: Caller | null, account: string, datasetName: string, input: { name: unknown; type?: string; config?: { reasonerType?: string; reasoner?: string } }) {
@@ -130,6 +138,9 @@ export class ServiceLifecycle {
     if (!service || (service.status !== 'starting' && service.status !== 'updating')) return;
     const target = service.pendingSnapshot ?? service.snapshot;
     try {
+      // Refused before anything is marked running: a SPARQL function could not load it in time.
+      const tooLarge = this.tooLarge(target.statements);
+      if (tooLarge) throw new Error(tooLarge);
       let statements = target.statements;
       if (options.warm) {
         const store = await this.open(service, target.manifestKey);
@@ -225,6 +236,9 @@ export class ServiceLifecycle {
     if (service.status !== 'running' && service.status !== 'updating') {
       throw new ServiceUnavailableError(`Service "${name}" is ${service.status}; it answers queries once it is running.`);
     }
+    // Before loading: a snapshot over the limit would not load within the request's time.
+    const tooLarge = this.tooLarge(service.snapshot.statements);
+    if (tooLarge) throw new ServiceUnavailableError(tooLarge);
     let loaded = this.loaded.get(service.id);
     if (!loaded || loaded.manifestKey !== service.snapshot.manifestKey) {
       // First query in this process (a cold function, or after a restart): load the snapshot.
@@ -242,7 +256,8 @@ export class ServiceLifecycle {
     const key = dataset.graphsManifest ?? `empty:${dataset.id}`;
     let store = this.datasetStores.get(key);
     if (!store) {
-      this.snapshotOf(dataset, { external: false });
+      const tooLarge = this.tooLarge(dataset.statements, { external: false });
+      if (tooLarge) throw new ServiceUnavailableError(tooLarge);
       if (this.datasetStores.size >= 2) {
         const [oldest, old] = this.datasetStores.entries().next().value as [string, Promise<SparqlStore>];
         this.datasetStores.delete(oldest);
