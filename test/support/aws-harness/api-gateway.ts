@@ -1,0 +1,161 @@
+/**
+ * API Gateway HTTP API (payload format 2.0) on a local port: real HTTP requests matched to the
+ * template's routes (literal segments before `{param}` ones), turned into the v2 event (cookies,
+ * lower-cased comma-joined headers, rawQueryString, base64 bodies for binary content), the route's
+ * function invoked synchronously, its answer mapped back. The limits hold: 10 MB request body,
+ * 30 s integration timeout (503), 6 MB Lambda payloads (a larger one fails the integration: 500).
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { LambdaRuntime } from './lambda-runtime.js';
+import { ACCOUNT, type DeployedRoute } from './template.js';
+
+export const API_REQUEST_LIMIT = 10 * 1024 * 1024;
+export const INTEGRATION_TIMEOUT_MS = 30_000;
+const API_ID = 'harnessapi';
+
+/** Content types API Gateway passes as text; everything else is base64-encoded. */
+const TEXT = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded|sparql-query|sparql-update|ld\+json|n-triples|n-quads|trig|turtle)|[^;]*\+(json|xml))/i;
+
+function matchRoute(routes: DeployedRoute[], method: string, path: string): { route: DeployedRoute; params: Record<string, string> } | undefined {
+  const segments = path.split('/').slice(1);
+  let best: { route: DeployedRoute; params: Record<string, string>; score: string } | undefined;
+  for (const route of routes) {
+    if (route.method !== method && route.method !== 'ANY') continue;
+    const parts = route.path.split('/').slice(1);
+    if (parts.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let score = '';
+    let ok = true;
+    for (let i = 0; i < parts.length && ok; i++) {
+      const p = parts[i]!;
+      const m = /^\{(\w+)\}$/.exec(p);
+      if (m) {
+        if (!segments[i]) ok = false;
+        params[m[1]!] = decodeURIComponent(segments[i]!);
+        score += '0';
+      } else {
+        ok = p === segments[i];
+        score += '1';
+      }
+    }
+    if (ok && (!best || score > best.score)) best = { route, params, score };
+  }
+  return best;
+}
+
+export class ApiGateway {
+  private server!: Server;
+  url = '';
+  /** Answers API Gateway itself gave (not the functions), for tests: status and reason. */
+  readonly gatewayErrors: { status: number; path: string; reason: string }[] = [];
+
+  constructor(
+    private readonly routes: DeployedRoute[],
+    private readonly runtime: LambdaRuntime,
+  ) {}
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => void this.handle(req, res).catch((e) => this.fail(res, 500, 'Internal Server Error', String(e), req.url ?? '')));
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+
+  private fail(res: ServerResponse, status: number, message: string, reason: string, path: string): void {
+    this.gatewayErrors.push({ status, path, reason });
+    if (res.headersSent) return void res.destroy();
+    res.writeHead(status, { 'content-type': 'application/json', 'apigw-requestid': randomUUID() });
+    res.end(JSON.stringify({ message }));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const method = req.method ?? 'GET';
+    const found = matchRoute(this.routes, method, url.pathname);
+    if (!found) return this.fail(res, 404, 'Not Found', 'no route', url.pathname);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of req) {
+      size += (c as Buffer).length;
+      if (size > API_REQUEST_LIMIT) {
+        req.resume();
+        return this.fail(res, 413, 'Request Entity Too Large', `request body over ${API_REQUEST_LIMIT} bytes`, url.pathname);
+      }
+      chunks.push(c as Buffer);
+    }
+    const body = Buffer.concat(chunks);
+    const fn = this.runtime.byName(found.route.functionName)!;
+
+    const headers: Record<string, string> = {};
+    let cookies: string[] | undefined;
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!.toLowerCase();
+      const value = req.rawHeaders[i + 1]!;
+      if (name === 'cookie') {
+        cookies = [...(cookies ?? []), ...value.split(/;\s*/).filter(Boolean)];
+        continue;
+      }
+      headers[name] = headers[name] !== undefined ? `${headers[name]},${value}` : value;
+    }
+    // As behind API Gateway's TLS front door, under the API's own domain.
+    const host = `${API_ID}.execute-api.eu-west-1.amazonaws.com`;
+    headers.host = host;
+    headers['x-forwarded-proto'] = 'https';
+    headers['x-forwarded-port'] = '443';
+    headers['x-forwarded-for'] = '127.0.0.1';
+    const rawQueryString = url.search.replace(/^\?/, '');
+    const query: Record<string, string> = {};
+    for (const [k, v] of url.searchParams) query[k] = query[k] !== undefined ? `${query[k]},${v}` : v;
+    const binary = body.length > 0 && !TEXT.test(headers['content-type'] ?? '');
+    const now = new Date();
+    const event = {
+      version: '2.0',
+      routeKey: `${found.route.method} ${found.route.path}`,
+      rawPath: url.pathname,
+      rawQueryString,
+      ...(cookies ? { cookies } : {}),
+      headers,
+      ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
+      ...(Object.keys(found.params).length ? { pathParameters: found.params } : {}),
+      requestContext: {
+        accountId: ACCOUNT,
+        apiId: API_ID,
+        domainName: host,
+        domainPrefix: API_ID,
+        http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+        requestId: randomUUID(),
+        routeKey: `${found.route.method} ${found.route.path}`,
+        stage: '$default',
+        time: now.toUTCString(),
+        timeEpoch: now.getTime(),
+      },
+      ...(body.length ? { body: binary ? body.toString('base64') : body.toString('utf8') } : {}),
+      isBase64Encoded: binary,
+    };
+
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), INTEGRATION_TIMEOUT_MS)));
+    const result = await Promise.race([this.runtime.invoke(fn, event), timedOut]);
+    clearTimeout(timer);
+    if (result === 'timeout') return this.fail(res, 503, 'Service Unavailable', 'integration timeout (30 s)', url.pathname);
+    if (!result.ok) return this.fail(res, result.kind === 'TooLarge' ? 500 : 500, 'Internal Server Error', `${result.error.errorType}: ${result.error.errorMessage}`, url.pathname);
+
+    const out = JSON.parse(result.payload);
+    // Format 2.0: an object with statusCode is the response; anything else is a 200 JSON body.
+    const structured = out && typeof out === 'object' && 'statusCode' in out;
+    const status = structured ? Number(out.statusCode) : 200;
+    const resHeaders: Record<string, string | string[]> = structured ? { ...(out.headers ?? {}) } : { 'content-type': 'application/json' };
+    if (structured && out.cookies?.length) resHeaders['set-cookie'] = out.cookies;
+    const rawBody = structured ? out.body : JSON.stringify(out);
+    const payload = rawBody === undefined || rawBody === null ? Buffer.alloc(0) : structured && out.isBase64Encoded ? Buffer.from(String(rawBody), 'base64') : Buffer.from(String(rawBody), 'utf8');
+    resHeaders['apigw-requestid'] = event.requestContext.requestId;
+    res.writeHead(status, resHeaders);
+    res.end(method === 'HEAD' ? undefined : payload);
+  }
+}
