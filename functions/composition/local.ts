@@ -343,6 +343,12 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     events.bind(services.hooks);
     await services.imports.recoverInterrupted();
     await services.runSettler.recoverInterrupted();
+    // Flow removals left unfinished (a flow with more runs than one request removes) go on here,
+    // at start and every few minutes, as the watchdog worker does on AWS.
+    const finishRemovals = () => services.flows.continueRemovals(null, 60_000).catch((e: Error) => logger.error('flow removals failed', { error: e.message }));
+    await finishRemovals();
+    const removalSweep = setInterval(() => void finishRemovals(), 5 * 60_000);
+    removalSweep.unref();
     await services.sparqlServices.recover();
     scheduler.load(await services.platform.flows.listAllSchedules());
     const handlers = Object.fromEntries(
@@ -372,6 +378,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       adminTokenFile: admin.tokenFile,
       adminPasswordFile: admin.passwordFile,
       async close() {
+        clearInterval(removalSweep);
         await closeServer(runningServer);
         await scheduler.stop();
         await flowExecutor.abortAll();

@@ -12,6 +12,7 @@ import { FlowService } from '../domain/flows/blueprints/blueprint-service.js';
 import { RunCaches } from '../domain/flows/runs/run-caches.js';
 import { RunListing } from '../domain/flows/runs/listing.js';
 import { RunSettler } from '../domain/flows/runs/settle.js';
+import { FlowWatchdog } from '../domain/flows/runs/watchdog.js';
 import { RunStarter } from '../domain/flows/runs/start.js';
 import { TaskWorker } from '../domain/flows/runs/task-worker.js';
 import { UploadWaits } from '../domain/flows/runs/upload-wait.js';
@@ -91,6 +92,7 @@ export function createServices(platform: Platform): Services {
     runStarter,
     runSettler,
     flowRuntime: { runTask: (invocation) => taskWorker.runTask(invocation), settle: (runId, result) => runSettler.settle(runId, result) },
+    flowWatchdog: new FlowWatchdog(platform, flows, runSettler),
     hooks,
     schedules,
     logger: platform.logger,

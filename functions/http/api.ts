@@ -12,6 +12,7 @@ import type { FlowService } from '../domain/flows/blueprints/blueprint-service.j
 import type { RunListing } from '../domain/flows/runs/listing.js';
 import type { RunSettler } from '../domain/flows/runs/settle.js';
 import type { RunStarter } from '../domain/flows/runs/start.js';
+import type { FlowWatchdog } from '../domain/flows/runs/watchdog.js';
 import type { FlowHookService } from '../domain/flows/hooks/hook-service.js';
 import type { FlowScheduleService } from '../domain/flows/schedules/schedule-service.js';
 import type { FlowRuntimeHooks } from '../ports/flow-executor.js';
@@ -45,6 +46,8 @@ export interface Services {
   runSettler: RunSettler;
   /** What the flow executor calls back: the task worker and the settle hook. */
   flowRuntime: FlowRuntimeHooks;
+  /** Settles runs that stopped reporting and finishes recorded flow removals (the watchdog worker). */
+  flowWatchdog: FlowWatchdog;
   /** Flow hooks; they also listen to upload events. */
   hooks: FlowHookService;
   /** Flow schedules; `fire` is what their triggers call. */

@@ -25,6 +25,11 @@ export interface FlowExecutor {
   abort(executionRef: string): Promise<void>;
   /** The execution's result, or null while it still runs (or when it is unknown). */
   result(executionRef: string): Promise<ExecutionResult | null>;
+  /**
+   * Like `result`, but tells a running execution ('running') from one that does not exist
+   * ('unknown'), for the watchdog that settles runs which stopped reporting.
+   */
+  status?(executionRef: string): Promise<ExecutionResult | 'running' | 'unknown'>;
   /** Removes what `prepare` made (AWS: deletes the state machine). */
   discard(executable: string): Promise<void>;
   /**

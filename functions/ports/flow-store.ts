@@ -1,4 +1,4 @@
-import type { FlowRecord, FlowSwitches, FlowVersionRecord, HookRecord, MaskedValuesRecord, RunRecord, ScheduleRecord, TaskInstanceRecord } from './records/flows.js';
+import type { ActiveRunMarker, FlowRecord, FlowRemovalRecord, FlowSwitches, FlowVersionRecord, HookRecord, MaskedValuesRecord, RunRecord, ScheduleRecord, TaskInstanceRecord } from './records/flows.js';
 import type { Batch, ListRequest } from './metadata-store.js';
 
 /**
@@ -34,6 +34,13 @@ export interface FlowStore {
   putMaskedValues(record: MaskedValuesRecord): Promise<void>;
   deleteMaskedValues(blueprintUid: string): Promise<void>;
 
+  /** Records a removal to finish (idempotent). */
+  putFlowRemoval(removal: FlowRemovalRecord): Promise<void>;
+  deleteFlowRemoval(ownerUid: string, blueprintUid: string): Promise<void>;
+  /** Removals not finished yet: of one owner, or of the whole instance. */
+  listFlowRemovals(ownerUid: string | null, request: ListRequest): Promise<Batch<FlowRemovalRecord>>;
+
+  /** Also marks the run active (see listActiveRuns) until a final status is written or it is deleted. */
   createRun(run: RunRecord): Promise<void>;
   getRun(runId: string): Promise<RunRecord | null>;
   /** Writes the run unless its stored status is final; returns false (and writes nothing) then. */
@@ -41,6 +48,15 @@ export interface FlowStore {
   /** Runs of one flow, or of the whole instance, newest first. */
   listRuns(blueprintUid: string | null, request: ListRequest): Promise<Batch<RunRecord>>;
   deleteRun(runId: string): Promise<void>;
+  /**
+   * Runs not yet ended whose check is due (`checkAfter` before `dueBefore`), in no particular
+   * order; a batch may hold fewer items than asked (or none) while `more` is true.
+   */
+  listActiveRuns(dueBefore: string, request: ListRequest): Promise<Batch<ActiveRunMarker>>;
+  /** The next check of an active run; nothing when its marker is gone. */
+  postponeActiveRun(runId: string, checkAfter: string): Promise<void>;
+  /** Drops the marker (the run ended or is gone). */
+  forgetActiveRun(runId: string): Promise<void>;
 
   putTaskInstance(instance: TaskInstanceRecord): Promise<void>;
   getTaskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord | null>;

@@ -1,5 +1,5 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { FlowRecord, FlowSwitches, FlowVersionRecord, HookRecord, MaskedValuesRecord, RunRecord, ScheduleRecord, TaskInstanceRecord } from '../../domain/flows/records.js';
+import type { ActiveRunMarker, FlowRecord, FlowRemovalRecord, FlowSwitches, FlowVersionRecord, HookRecord, MaskedValuesRecord, RunRecord, ScheduleRecord, TaskInstanceRecord } from '../../domain/flows/records.js';
 import { FINAL_RUN_STATUSES } from '../../domain/flows/runs/run-status.js';
 import { ConflictError, NotFoundError } from '../../domain/shared/errors.js';
 import { nameKey } from '../../domain/shared/names.js';
@@ -17,6 +17,8 @@ const K = {
   run: (runId: string) => ({ pk: `RUN#${runId}`, sk: 'RUN' }),
   task: (runId: string, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${taskId}` }),
   runSecret: (runId: string) => ({ pk: `RUN#${runId}`, sk: 'SECRET' }),
+  activeRun: (runId: string) => ({ pk: 'ACTIVERUNS', sk: runId }),
+  removal: (ownerUid: string, blueprintUid: string) => ({ pk: 'FLOWREMOVALS', sk: `${ownerUid}#${blueprintUid}` }),
   schedule: (blueprintUid: string, id: string) => ({ pk: `FLOWDATA#${blueprintUid}`, sk: `SCHEDULE#${id}` }),
   hook: (blueprintUid: string, id: string) => ({ pk: `FLOWDATA#${blueprintUid}`, sk: `HOOK#${id}` }),
 };
@@ -171,8 +173,36 @@ export class DynamoDbFlowStore extends DynamoDbTable implements FlowStore {
     };
   }
 
+  // Flow removals: FLOWREMOVALS / <owner>#<flow>, one partition (removals are few and short-lived).
+
+  async putFlowRemoval(removal: FlowRemovalRecord): Promise<void> {
+    await this.put({ ...removal, ...K.removal(removal.ownerUid, removal.blueprintUid) });
+  }
+
+  async deleteFlowRemoval(ownerUid: string, blueprintUid: string): Promise<void> {
+    await this.delete(K.removal(ownerUid, blueprintUid));
+  }
+
+  listFlowRemovals(ownerUid: string | null, request: ListRequest): Promise<Batch<FlowRemovalRecord>> {
+    return this.queryBatch<FlowRemovalRecord>(
+      {
+        KeyConditionExpression: ownerUid === null ? 'pk = :p' : 'pk = :p AND begins_with(sk, :s)',
+        ExpressionAttributeValues: { ':p': 'FLOWREMOVALS', ...(ownerUid === null ? {} : { ':s': `${ownerUid}#` }) },
+        ConsistentRead: true,
+      },
+      (i) => ({ pk: i.pk, sk: i.sk }),
+      request,
+    );
+  }
+
+  /**
+   * The run and its active marker (ACTIVERUNS / <run id>), which the watchdog reads to find runs
+   * that stopped reporting; a final status or the run's deletion removes it.
+   */
   async createRun(run: RunRecord): Promise<void> {
     await this.putNew(this.runItem(run), 'run id collision');
+    const marker: ActiveRunMarker = { runId: run.id, createdAt: run.createdAt, checkAfter: run.createdAt };
+    await this.put({ ...marker, ...K.activeRun(run.id) });
   }
 
   getRun(runId: string): Promise<RunRecord | null> {
@@ -193,6 +223,7 @@ export class DynamoDbFlowStore extends DynamoDbTable implements FlowStore {
           ExpressionAttributeValues: values,
         }),
       );
+      if ((FINAL_RUN_STATUSES as readonly string[]).includes(run.status)) await this.delete(K.activeRun(run.id));
       return true;
     } catch (e) {
       if (isConditionFailure(e)) return false;
@@ -234,7 +265,40 @@ export class DynamoDbFlowStore extends DynamoDbTable implements FlowStore {
       ConsistentRead: true,
     });
     for (const item of items) if (item.sk !== 'RUN') await this.delete({ pk: item.pk, sk: item.sk });
+    await this.delete(K.activeRun(runId));
     await this.delete(K.run(runId));
+  }
+
+  listActiveRuns(dueBefore: string, request: ListRequest): Promise<Batch<ActiveRunMarker>> {
+    return this.queryBatch<ActiveRunMarker>(
+      {
+        KeyConditionExpression: 'pk = :p',
+        FilterExpression: 'checkAfter < :due',
+        ExpressionAttributeValues: { ':p': 'ACTIVERUNS', ':due': dueBefore },
+      },
+      (i) => ({ pk: i.pk, sk: i.sk }),
+      request,
+    );
+  }
+
+  async postponeActiveRun(runId: string, checkAfter: string): Promise<void> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: K.activeRun(runId),
+          UpdateExpression: 'SET checkAfter = :c',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':c': checkAfter },
+        }),
+      );
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+    }
+  }
+
+  async forgetActiveRun(runId: string): Promise<void> {
+    await this.delete(K.activeRun(runId));
   }
 
   // Task instances

@@ -165,6 +165,17 @@ export class StepFunctionsExecutor implements FlowExecutor {
     }
   }
 
+  async status(executionRef: string): Promise<ExecutionResult | 'running' | 'unknown'> {
+    try {
+      const out = await this.client.send(new DescribeExecutionCommand({ executionArn: executionRef }));
+      return executionResultOf(out) ?? 'running';
+    } catch (e) {
+      // Never started (the ref is still the run id, not an ARN), or expired from the history.
+      if (errorName(e) === 'ExecutionDoesNotExist' || errorName(e) === 'InvalidArn') return 'unknown';
+      throw e;
+    }
+  }
+
   async discard(executable: string): Promise<void> {
     try {
       await this.client.send(new DeleteStateMachineCommand({ stateMachineArn: executable }));

@@ -5,8 +5,10 @@
 import type { HookType, StartedFromType } from '../../ports/records/flows.js';
 
 export type {
+  ActiveRunMarker,
   ArtifactRecord,
   FlowRecord,
+  FlowRemovalRecord,
   FlowSwitches,
   FlowVersionRecord,
   HookRecord,

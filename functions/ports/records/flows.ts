@@ -53,6 +53,27 @@ export interface StartedFrom {
   assetId?: string;
 }
 
+/**
+ * A flow being removed: written before the flow record goes, deleted when everything of the flow
+ * (state machines, versions, values, hooks, runs) is gone. While it exists, the removal resumes
+ * (the next request of an account deletion, or the watchdog) until it completes.
+ */
+export interface FlowRemovalRecord {
+  blueprintUid: string;
+  ownerUid: string;
+  flowId: string;
+  requestedAt: string;
+  /** Why the last attempt stopped (a state machine that could not be deleted, ...). */
+  lastError?: string;
+}
+
+/** A run not yet ended, as the watchdog finds it: checked once `checkAfter` has passed. */
+export interface ActiveRunMarker {
+  runId: string;
+  createdAt: string;
+  checkAfter: string;
+}
+
 export interface RunRecord {
   id: string;
   blueprintUid: string;
