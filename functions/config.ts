@@ -66,12 +66,21 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformS
  */
 export const AWS_SPARQL_LIMITS = { queryTimeoutMs: 20_000, maxStatements: 500_000, replicas: 1 } as const;
 
-/** settingsFromEnv as the AWS functions use it: SPARQL bounded by what a function can do in time. */
+/**
+ * Imports on AWS run in the import worker, which Lambda stops after 15 minutes (900 s). A URL
+ * download gets at most 5 minutes and 1 GiB, leaving 10 for parsing and writing the graphs (the
+ * old 30 minutes and 20 GiB could never finish). A job that has not reported for 20 minutes
+ * (the worker's limit and a margin) has lost its worker, and the watchdog ends it in error.
+ */
+export const AWS_IMPORT_LIMITS = { maxDownloadBytes: 1024 ** 3, downloadTimeoutMs: 5 * 60_000, stalledAfterMs: 20 * 60_000 } as const;
+
+/** settingsFromEnv as the AWS functions use it: SPARQL and imports bounded by what a function can do in time. */
 export function awsSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformSettings {
   const settings = settingsFromEnv(env);
   const lower = (name: string, limit: number) => (env[name] ? Math.min(Number(env[name]), limit) : limit);
   return {
     ...settings,
+    imports: { ...AWS_IMPORT_LIMITS },
     sparql: {
       ...settings.sparql,
       queryTimeoutMs: lower(ENV.queryTimeoutMs, AWS_SPARQL_LIMITS.queryTimeoutMs),

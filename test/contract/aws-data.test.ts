@@ -17,9 +17,9 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '../../functions/composition/local.js';
 import { ENV } from '../../functions/env-names.js';
-import { AWS_SPARQL_LIMITS, awsSettingsFromEnv } from '../../functions/config.js';
+import { AWS_IMPORT_LIMITS, AWS_SPARQL_LIMITS, awsSettingsFromEnv } from '../../functions/config.js';
 import { LAMBDA_REQUEST_BODY_LIMIT } from '../../functions/http/lambda.js';
-import { FAMILIES, ROUTES, routeKey } from '../../functions/http/route-table.js';
+import { FAMILIES, ROUTES, routeKey, WORKERS } from '../../functions/http/route-table.js';
 
 let dynamo: Server;
 let client: DynamoDBClient;
@@ -269,5 +269,46 @@ describe('AWS: SPARQL within the function time', () => {
     const service = await invoke('services', event('POST', '/datasets/ops/too-big/services', { token, body: { name: 'sparql', type: 'virtuoso' } }));
     expect(service.statusCode).toBe(400);
     expect(service.json.message).toMatch(/more than the 100/);
+  });
+});
+
+describe('AWS: imports within the worker time', () => {
+  it('URL downloads fit in the import worker time, and a job counts as lost only after the worker would have been stopped', () => {
+    const workerMs = WORKERS.importWorker.timeoutSeconds * 1000;
+    expect(AWS_IMPORT_LIMITS.downloadTimeoutMs).toBeLessThanOrEqual(workerMs / 2);
+    expect(AWS_IMPORT_LIMITS.stalledAfterMs).toBeGreaterThan(workerMs);
+    expect(awsSettingsFromEnv({}).imports).toEqual(AWS_IMPORT_LIMITS);
+  });
+
+  it('a job whose worker was cut off (indexing, silent past the limit) ends in error when read; a live one is left alone', async () => {
+    const { services, admin, token } = await operator();
+    await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'cut-off', accessLevel: 'private' } }));
+    const dataset = (await services.platform.store.getDataset(admin.uid, 'cut-off'))!;
+    const { body, headers } = multipart('data.nt', Buffer.from('<https://ex.org/s> <https://ex.org/p> "o" .\n'));
+    // Two started jobs whose worker invocations never run.
+    const jobIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const created = await invoke('imports', event('POST', '/datasets/ops/cut-off/jobs', { token, rawBody: body, headers }));
+      expect(created.statusCode).toBe(201);
+      jobIds.push(created.json.jobId);
+    }
+    lambdaInvokes.length = 0;
+    // What the first job's worker wrote before Lambda stopped it, 21 minutes ago.
+    const stale = (await services.platform.store.getJob(dataset.id, jobIds[0]!))!;
+    const longAgo = new Date(Date.now() - 21 * 60_000).toISOString();
+    await services.platform.store.updateJob({ ...stale, status: 'indexing', startedAt: longAgo, updatedAt: longAgo }, ['pending']);
+
+    const [lostFile] = await services.platform.store.listJobFiles(dataset.id, jobIds[0]!);
+    const [liveFile] = await services.platform.store.listJobFiles(dataset.id, jobIds[1]!);
+    expect(await services.platform.blobs.uploads.head(lostFile!.blobKey)).not.toBeNull();
+
+    const read = await invoke('imports', event('GET', `/datasets/ops/cut-off/jobs/${jobIds[0]}`, { token }));
+    expect(read.json.status).toBe('error');
+    expect(read.json.error.message).toMatch(/stopped reporting while indexing.*The dataset was not changed/);
+    const listed = await invoke('imports', event('GET', '/datasets/ops/cut-off/jobs', { token }));
+    expect(listed.json.map((j: { status: string }) => j.status)).toEqual(['error', 'pending']);
+    // The lost job's uploaded file is removed; the live job's stays.
+    expect(await services.platform.blobs.uploads.head(lostFile!.blobKey)).toBeNull();
+    expect(await services.platform.blobs.uploads.head(liveFile!.blobKey)).not.toBeNull();
   });
 });

@@ -23,6 +23,8 @@ export const MAX_GRAPHS_PER_IMPORT = 5000;
 export const MAX_FILES_PER_JOB = 1000;
 export const MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024 * 1024;
 const DOWNLOAD_TIMEOUT_MS = 30 * 60 * 1000;
+/** Statuses of a job a worker has yet to end. */
+const ACTIVE_JOB_STATUSES: readonly JobRecord['status'][] = ['pending', 'downloading', 'indexing'];
 
 export interface JobOptions {
   type?: 'upload' | 'download';
@@ -71,20 +73,50 @@ export class ImportService {
   /** Jobs are visible to whoever may read the dataset (as graphs are). */
   async job(caller: Caller | null, account: string, datasetName: string, jobId: string) {
     const { dataset, owner } = await this.access.readableDataset(caller, account, datasetName);
-    const job = await this.platform.store.getJob(dataset.id, jobId);
-    if (!job) throw new NotFoundError(`Job "${jobId}" does not exist.`);
+    const found = await this.platform.store.getJob(dataset.id, jobId);
+    if (!found) throw new NotFoundError(`Job "${jobId}" does not exist.`);
+    const job = await this.endIfStalled(found);
     const files = await this.platform.store.listJobFiles(dataset.id, jobId);
     return { job, files, dataset, owner };
   }
 
   async jobs(caller: Caller | null, account: string, datasetName: string) {
     const { dataset } = await this.access.readableDataset(caller, account, datasetName);
-    const jobs = await this.platform.store.listJobs(dataset.id);
+    const jobs = await Promise.all((await this.platform.store.listJobs(dataset.id)).map((job) => this.endIfStalled(job)));
     return Promise.all(
       jobs
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
         .map(async (job) => ({ job, files: await this.platform.store.listJobFiles(dataset.id, job.jobId) })),
     );
+  }
+
+  /**
+   * The watchdog, checked whenever a job is read: where workers have a hard time limit (AWS), a
+   * job not yet ended that has not reported for longer than that has lost its worker (cut off at
+   * its limit, or never started), so it ends in error instead of staying `indexing` forever. Its
+   * dataset was never changed (the graph swap is the worker's last step). The worker writes
+   * `updatedAt` when it takes the job, so only a dead worker's job can be this old.
+   */
+  async endIfStalled(job: JobRecord): Promise<JobRecord> {
+    const limits = this.platform.settings.imports;
+    if (!limits || !ACTIVE_JOB_STATUSES.includes(job.status)) return job;
+    const now = this.platform.clock.now();
+    if (now.getTime() - Date.parse(job.updatedAt) <= limits.stalledAfterMs) return job;
+    const minutes = Math.round(limits.stalledAfterMs / 60_000);
+    const message =
+      `The job stopped reporting while ${job.status} (nothing for over ${minutes} minutes): its worker was cut off at its time limit. ` +
+      'The dataset was not changed. Import the data in smaller jobs, or start it again.';
+    const ended: JobRecord = { ...job, status: 'error', error: { message }, updatedAt: now.toISOString(), finishedAt: now.toISOString() };
+    try {
+      await this.platform.store.updateJob(ended, [job.status]);
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e;
+      return (await this.platform.store.getJob(job.datasetId, job.jobId)) ?? job;
+    }
+    this.platform.logger.warn('import job stopped reporting; ended in error', { datasetId: job.datasetId, jobId: job.jobId, status: job.status });
+    await this.removeUploads(job).catch(() => {});
+    await this.platform.events.importFinished({ datasetId: job.datasetId, jobId: job.jobId, graphs: [], ok: false });
+    return ended;
   }
 
   /** The graph IRI for triples without one, when the job names none. */
@@ -293,6 +325,12 @@ export class ImportService {
     if (!job || (job.status !== 'pending' && job.status !== 'downloading')) return;
     const written: string[] = [];
     try {
+      if (this.platform.settings.imports) {
+        // Taken now: the watchdog counts the worker's time limit from here (a queued job may wait).
+        const taken: JobRecord = { ...job, updatedAt: this.now() };
+        await this.platform.store.updateJob(taken, [job.status]);
+        job = taken;
+      }
       if (job.status === 'downloading') await this.download(job);
       const indexing: JobRecord = { ...job, status: 'indexing', startedAt: this.now(), updatedAt: this.now() };
       await this.platform.store.updateJob(indexing, [job.status]);
@@ -356,9 +394,13 @@ export class ImportService {
       if (done.has(blobKey)) continue;
       let fetched;
       try {
-        fetched = await this.platform.fetcher.fetch(url, { maxBytes: MAX_DOWNLOAD_BYTES, timeoutMs: DOWNLOAD_TIMEOUT_MS });
+        const limits = this.platform.settings.imports ?? { maxDownloadBytes: MAX_DOWNLOAD_BYTES, downloadTimeoutMs: DOWNLOAD_TIMEOUT_MS };
+        fetched = await this.platform.fetcher.fetch(url, { maxBytes: limits.maxDownloadBytes, timeoutMs: limits.downloadTimeoutMs });
       } catch (e) {
-        throw new ValidationError(`downloadUrls[${i}]: could not download ${url}: ${(e as Error).message}`);
+        const limits = this.platform.settings.imports ?? { downloadTimeoutMs: DOWNLOAD_TIMEOUT_MS };
+        const reason =
+          (e as Error)?.name === 'TimeoutError' ? `it took longer than the ${Math.round(limits.downloadTimeoutMs / 60_000)} minutes a download may take here` : (e as Error).message;
+        throw new ValidationError(`downloadUrls[${i}]: could not download ${url}: ${reason}`);
       }
       const fileId = this.platform.ids.newId();
       const info = await this.platform.blobs.uploads.put(blobKey, fetched.body);

@@ -31,6 +31,17 @@ export interface PlatformSettings {
    * Embedded SPARQL engine limits; snapshots beyond `maxStatements` go to the external engine
    * (Amazon Neptune or Virtuoso over the SPARQL 1.1 Protocol) when one is configured.
    */
+  /**
+   * Import limits where the worker has a hard time limit (AWS Lambda: 15 minutes). Absent (the
+   * embedded platform): downloads of up to 20 GiB and 30 minutes, and no watchdog (a restart
+   * recovers interrupted jobs instead).
+   */
+  imports?: {
+    maxDownloadBytes: number;
+    downloadTimeoutMs: number;
+    /** A job not yet ended that has not reported for this long has lost its worker: it ends in error. */
+    stalledAfterMs: number;
+  };
   sparql: {
     queryTimeoutMs: number;
     maxStatements: number;
