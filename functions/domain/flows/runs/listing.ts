@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { AccountRecord } from '../../accounts/accounts.js';
 import type { Caller } from '../../shared/caller.js';
-import { ConflictError, NotFoundError } from '../../shared/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
 import type { Platform } from '../../shared/platform.js';
 import type { FlowService, VisibleFlow } from '../blueprints/blueprint-service.js';
 import { parseTaskInstanceId, taskInstanceId, type ArtifactRecord, type FlowRecord, type RunRecord, type StartedFromType, type TaskInstanceRecord } from '../records.js';
@@ -13,8 +13,15 @@ import type { RunCaches } from './run-caches.js';
 import { isFinalRunStatus, type RunStatus } from './run-status.js';
 import type { RunSettler } from './settle.js';
 
-/** How many stored runs one listing may read before it answers with what it found. */
-const MAX_RUNS_SCANNED = 200_000;
+/**
+ * How many stored runs one listing request reads at most (DynamoDB pages of 500; a few seconds
+ * within the 30 s of a request). The default order (newest first, as stored) pages: a request
+ * that read this many answers what it found with a cursor to go on from (`next`). Other orders
+ * sort in memory, so they need every run of the listing: when that is more, the request is
+ * refused with what to narrow.
+ */
+export const MAX_RUNS_READ = 2_000;
+const READ_BATCH = 500;
 
 /** The run listing's filters (http/ reads them from the query string). */
 export interface RunFilters {
@@ -31,6 +38,8 @@ export interface RunFilters {
   sortBy: 'createdAt' | 'finishedAt';
   sortDirection: 'asc' | 'desc';
   limit: number;
+  /** Where the previous page of the default order stopped (its `next`). */
+  after?: string;
 }
 
 export class RunListing {
@@ -104,7 +113,7 @@ export class RunListing {
     return { artifact, body };
   }
 
-  async list(caller: Caller | null, filters: RunFilters): Promise<{ runs: RunRecord[]; flows: Map<string, VisibleFlow> }> {
+  async list(caller: Caller | null, filters: RunFilters): Promise<{ runs: RunRecord[]; flows: Map<string, VisibleFlow>; next?: string }> {
     const who = await this.flows.requireEnabled(caller);
     const visible = new Map<string, VisibleFlow | null>();
     const see = async (uid: string) => {
@@ -144,25 +153,56 @@ export class RunListing {
       return (await see(r.blueprintUid)) !== null;
     };
 
-    // Stored newest first: a newest-first listing by creation time stops at the limit.
-    const earlyStop = filters.sortBy === 'createdAt' && filters.sortDirection === 'desc';
-    const found: RunRecord[] = [];
-    let scanned = 0;
-    let after: string | undefined;
-    while (scanned < MAX_RUNS_SCANNED) {
-      const batch = await this.platform.flows.listRuns(source, { after, batch: 500 });
-      scanned += batch.items.length;
-      for (const { item } of batch.items) if (await matches(item)) found.push(item);
-      const last = batch.items[batch.items.length - 1];
-      if (!batch.more || !last || (earlyStop && found.length >= filters.limit)) break;
-      after = last.cursor;
+    // Stored newest first by creation time: that order pages (a cursor per item); others sort
+    // what they read, so they must read it all.
+    const storedOrder = filters.sortBy === 'createdAt' && filters.sortDirection === 'desc';
+    if (!storedOrder && filters.after !== undefined) {
+      throw new ValidationError('after: only the default order (sortBy=createdAt, sortDirection=desc) pages; leave out after, or the sort parameters.');
     }
-    const key = (r: RunRecord) => (filters.sortBy === 'createdAt' ? r.createdAt : (r.finishedAt ?? '')) + r.id;
-    found.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-    if (filters.sortDirection === 'desc') found.reverse();
+    const found: RunRecord[] = [];
+    let read = 0;
+    let after = filters.after;
+    let next: string | undefined;
+    let complete = false;
+    reading: for (let page = 0; page < 100; page++) {
+      const batch = await this.platform.flows.listRuns(source, { after, batch: Math.min(READ_BATCH, MAX_RUNS_READ - read) });
+      for (const { item, cursor } of batch.items) {
+        read++;
+        // Older than the window: nothing further down can match.
+        if (filters.createdAtFrom && item.createdAt < filters.createdAtFrom) {
+          next = undefined;
+          complete = true;
+          break reading;
+        }
+        if (await matches(item)) found.push(item);
+        if (storedOrder && found.length >= filters.limit) {
+          next = cursor;
+          break reading;
+        }
+        next = cursor;
+      }
+      const last = batch.items[batch.items.length - 1];
+      if (!batch.more || !last) {
+        next = undefined;
+        complete = true;
+        break;
+      }
+      after = last.cursor;
+      if (read >= MAX_RUNS_READ) break;
+    }
+    if (!storedOrder && !complete) {
+      throw new ValidationError(
+        `Sorting by ${filters.sortBy} ${filters.sortDirection === 'asc' ? 'ascending' : 'descending'} sorts every run of the listing, and this one has more than ${MAX_RUNS_READ}. Narrow it (blueprintId, createdAtFrom) or use the default order (newest first), which pages with a Link header.`,
+      );
+    }
+    if (!storedOrder) {
+      const key = (r: RunRecord) => (filters.sortBy === 'createdAt' ? r.createdAt : (r.finishedAt ?? '')) + r.id;
+      found.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+      if (filters.sortDirection === 'desc') found.reverse();
+    }
     const runs = found.slice(0, filters.limit);
     const flows = new Map<string, VisibleFlow>();
     for (const [uid, v] of visible) if (v) flows.set(uid, v);
-    return { runs, flows };
+    return { runs, flows, ...(storedOrder && next !== undefined ? { next } : {}) };
   }
 }

@@ -7,7 +7,7 @@ import type { FlowRecord, FlowVersionRecord, RunRecord, TaskInstanceRecord } fro
 import { flowFromTurtle, flowToTurtle } from '../../../domain/flows/blueprints/turtle.js';
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
-import { MAX_JSON_BODY_BYTES, parseJsonBody } from '../../request.js';
+import { MAX_JSON_BODY_BYTES, nextLink, parseJsonBody } from '../../request.js';
 
 const SwitchesBody = z.object({ flowsEnabled: z.boolean().optional(), sparqlUpdateTaskEnabled: z.boolean().optional() }).strict();
 const CopyBody = z.object({ account: z.string().optional(), id: z.string().optional(), name: z.string().optional() }).strict();
@@ -266,9 +266,10 @@ export const flowOperations: Operations = {
   async listRuns(ctx) {
     await ctx.services.flows.requireEnabled(ctx.caller);
     const filters = parseRunFilters(ctx.req.query);
-    const { runs, flows } = await ctx.services.flowRuns.list(ctx.caller, filters);
+    const { runs, flows, next } = await ctx.services.flowRuns.list(ctx.caller, filters);
     const names = await accountNames(ctx, runs.map((r) => r.startedByUid));
-    return jsonResponse(200, runs.map((r) => runView(ctx, r, flows.get(r.blueprintUid)?.owner, names.get(r.startedByUid))));
+    // A page read as many runs as one request may: the Link header goes on from there.
+    return jsonResponse(200, runs.map((r) => runView(ctx, r, flows.get(r.blueprintUid)?.owner, names.get(r.startedByUid))), nextLink(ctx.req, ctx.apiUrl, next));
   },
 
   async getRun(ctx) {

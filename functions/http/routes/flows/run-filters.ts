@@ -55,6 +55,8 @@ export function parseRunFilters(query: URLSearchParams): RunFilters {
     if (d !== 'asc' && d !== 'desc') throw new ValidationError('sortDirection: use asc or desc.');
     filters.sortDirection = d;
   }
+  const after = one('after');
+  if (after) filters.after = after;
   const limit = one('limit');
   if (limit !== undefined) {
     const n = Number(limit);
