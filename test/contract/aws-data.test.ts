@@ -310,5 +310,11 @@ describe('AWS: imports within the worker time', () => {
     // The lost job's uploaded file is removed; the live job's stays.
     expect(await services.platform.blobs.uploads.head(lostFile!.blobKey)).toBeNull();
     expect(await services.platform.blobs.uploads.head(liveFile!.blobKey)).not.toBeNull();
+
+    // The sweep a scheduled watchdog runs finds a lost job nobody reads.
+    const live = (await services.platform.store.getJob(dataset.id, jobIds[1]!))!;
+    await services.platform.store.updateJob({ ...live, status: 'indexing', updatedAt: longAgo }, ['pending']);
+    expect(await services.imports.endStalledJobs(Date.now() + 30_000)).toMatchObject({ ended: 1 });
+    expect((await services.platform.store.getJob(dataset.id, jobIds[1]!))!.status).toBe('error');
   });
 });

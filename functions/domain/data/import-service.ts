@@ -91,6 +91,31 @@ export class ImportService {
   }
 
   /**
+   * The watchdog's sweep (for a scheduled worker): every dataset's jobs are checked as a read
+   * would, until `deadline` (epoch ms). Nothing to do where workers have no time limit.
+   */
+  async endStalledJobs(deadline: number): Promise<{ datasets: number; ended: number }> {
+    let datasets = 0;
+    let ended = 0;
+    if (!this.platform.settings.imports) return { datasets, ended };
+    let after: string | undefined;
+    for (let round = 0; round < 10_000 && this.platform.clock.now().getTime() < deadline; round++) {
+      const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
+      for (const { item: dataset } of batch.items) {
+        datasets++;
+        for (const job of await this.platform.store.listJobs(dataset.id)) {
+          const checked = await this.endIfStalled(job);
+          if (checked !== job && checked.status === 'error') ended++;
+        }
+      }
+      const last = batch.items[batch.items.length - 1];
+      if (!batch.more || !last) break;
+      after = last.cursor;
+    }
+    return { datasets, ended };
+  }
+
+  /**
    * The watchdog, checked whenever a job is read: where workers have a hard time limit (AWS), a
    * job not yet ended that has not reported for longer than that has lost its worker (cut off at
    * its limit, or never started), so it ends in error instead of staying `indexing` forever. Its
