@@ -71,8 +71,15 @@ export const AWS_SPARQL_LIMITS = { queryTimeoutMs: 20_000, maxStatements: 500_00
  * download gets at most 5 minutes and 1 GiB, leaving 10 for parsing and writing the graphs (the
  * old 30 minutes and 20 GiB could never finish). A job that has not reported for 20 minutes
  * (the worker's limit and a margin) has lost its worker, and the watchdog ends it in error.
+ * Graph blobs an import superseded are deleted 20 minutes later, not at once.
  */
-export const AWS_IMPORT_LIMITS = { maxDownloadBytes: 1024 ** 3, downloadTimeoutMs: 5 * 60_000, stalledAfterMs: 20 * 60_000 } as const;
+export const AWS_IMPORT_LIMITS = {
+  maxDownloadBytes: 1024 ** 3,
+  downloadTimeoutMs: 5 * 60_000,
+  stalledAfterMs: 20 * 60_000,
+  /** Longer than any function runs (15 minutes), so no reader of an old manifest is still at work. */
+  supersededGraphGraceMs: 20 * 60_000,
+} as const;
 
 /** settingsFromEnv as the AWS functions use it: SPARQL and imports bounded by what a function can do in time. */
 export function awsSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformSettings {

@@ -14,6 +14,9 @@ const GUNZIP_CHUNK = 256 * 1024;
 
 export const graphBlobKey = (datasetId: string, blobId: string) => `datasets/${datasetId}/graphs/${blobId}.nt.gz`;
 const manifestKey = (datasetId: string, id: string) => `datasets/${datasetId}/manifests/${id}.json`;
+const trashPrefix = (datasetId: string) => `datasets/${datasetId}/trash/`;
+/** A list of superseded graph blobs; the time (epoch ms, zero-padded) sorts and dates it. */
+const trashKey = (datasetId: string, at: number, id: string) => `${trashPrefix(datasetId)}${String(at).padStart(15, '0')}-${id}.json`;
 
 /**
  * Reads and swaps a dataset's graph manifest. Manifests and graph blobs are immutable, so they are
@@ -104,9 +107,53 @@ export class GraphCatalog {
 
   /**
    * Deletes the graph blobs of `candidates` that nothing references any more: not the dataset's
-   * current manifest, nor the snapshot a service of the dataset serves or is loading. Best effort.
+   * current manifest (read by key, consistently), nor the snapshot a service of the dataset serves
+   * or is loading. Best effort. With a grace period (AWS, where other functions may be reading a
+   * manifest taken just before the swap) they are listed in the dataset's trash instead, and
+   * deleted by a later collect once the grace has passed and they are still unreferenced.
    */
   async collect(datasetId: string, candidates: GraphManifest): Promise<void> {
+    const grace = this.platform.settings.imports?.supersededGraphGraceMs;
+    const kept = await this.referencedBlobs(datasetId);
+    const doomed = candidates.graphs.map((g) => g.blobKey).filter((key) => !kept.has(key));
+    if (grace === undefined) {
+      for (const key of doomed) await this.platform.blobs.data.delete(key).catch(() => {});
+      return;
+    }
+    if (doomed.length > 0) {
+      const at = this.platform.clock.now().getTime();
+      await this.platform.blobs.data.put(trashKey(datasetId, at, this.platform.ids.newId()), JSON.stringify({ blobKeys: doomed }), { contentType: 'application/json' });
+    }
+    await this.emptyTrash(datasetId).catch((e: unknown) => this.platform.logger.warn('emptying the graph trash failed', { datasetId, error: (e as Error)?.message }));
+  }
+
+  /** Deletes the blobs of trash lists older than the grace period that are still unreferenced. */
+  async emptyTrash(datasetId: string): Promise<void> {
+    const grace = this.platform.settings.imports?.supersededGraphGraceMs;
+    if (grace === undefined) return;
+    const cutoff = this.platform.clock.now().getTime() - grace;
+    const due: string[] = [];
+    for await (const blob of this.platform.blobs.data.list(trashPrefix(datasetId))) {
+      const at = Number(/\/(\d+)-[^/]*\.json$/.exec(blob.key)?.[1]);
+      if (Number.isFinite(at) && at <= cutoff) due.push(blob.key);
+      if (due.length >= 100) break;
+    }
+    if (due.length === 0) return;
+    const kept = await this.referencedBlobs(datasetId);
+    for (const listKey of due) {
+      const stream = await this.platform.blobs.data.get(listKey);
+      if (stream) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+        const { blobKeys } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { blobKeys: string[] };
+        for (const key of blobKeys) if (!kept.has(key)) await this.platform.blobs.data.delete(key).catch(() => {});
+      }
+      await this.platform.blobs.data.delete(listKey);
+    }
+  }
+
+  /** Every graph blob the dataset's current manifest or one of its services' snapshots lists. */
+  private async referencedBlobs(datasetId: string): Promise<Set<string>> {
     const kept = new Set<string>();
     const dataset = await this.platform.store.getDatasetById(datasetId);
     const keys = new Set<string | null>([dataset?.graphsManifest ?? null]);
@@ -115,9 +162,7 @@ export class GraphCatalog {
       if (service.pendingSnapshot) keys.add(service.pendingSnapshot.manifestKey);
     }
     for (const key of keys) for (const g of (await this.manifestAt(key)).graphs) kept.add(g.blobKey);
-    for (const g of candidates.graphs) {
-      if (!kept.has(g.blobKey)) await this.platform.blobs.data.delete(g.blobKey).catch(() => {});
-    }
+    return kept;
   }
 
   /** The N-Quads of a manifest's graphs, in chunks of about `chunkChars`, for loading an engine. */

@@ -92,7 +92,8 @@ export class ImportService {
 
   /**
    * The watchdog's sweep (for a scheduled worker): every dataset's jobs are checked as a read
-   * would, until `deadline` (epoch ms). Nothing to do where workers have no time limit.
+   * would, and its graph trash emptied of what is due, until `deadline` (epoch ms). Nothing to do
+   * where workers have no time limit.
    */
   async endStalledJobs(deadline: number): Promise<{ datasets: number; ended: number }> {
     let datasets = 0;
@@ -103,6 +104,7 @@ export class ImportService {
       const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
       for (const { item: dataset } of batch.items) {
         datasets++;
+        await this.catalog.emptyTrash(dataset.id).catch(() => {});
         for (const job of await this.platform.store.listJobs(dataset.id)) {
           const checked = await this.endIfStalled(job);
           if (checked !== job && checked.status === 'error') ended++;

@@ -41,6 +41,12 @@ export interface PlatformSettings {
     downloadTimeoutMs: number;
     /** A job not yet ended that has not reported for this long has lost its worker: it ends in error. */
     stalledAfterMs: number;
+    /**
+     * Graph blobs a swap superseded are deleted only this long after (a reader that took the old
+     * manifest just before, such as an export or a cold SPARQL load in another function, may
+     * still be reading them). Absent: deleted at once, as the single embedded process does.
+     */
+    supersededGraphGraceMs?: number;
   };
   sparql: {
     queryTimeoutMs: number;
