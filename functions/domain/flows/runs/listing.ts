@@ -99,7 +99,8 @@ export class RunListing {
     });
   }
 
-  async artifact(caller: Caller | null, instanceId: string, artifactId: string): Promise<{ artifact: ArtifactRecord; body: Readable }> {
+  /** A task instance's file the caller may see; its bytes are opened only by `open` (a store with links redirects to them instead). */
+  async locateArtifact(caller: Caller | null, instanceId: string, artifactId: string): Promise<{ artifact: ArtifactRecord; open: () => Promise<Readable> }> {
     const who = await this.flows.requireEnabled(caller);
     const ids = parseTaskInstanceId(instanceId);
     const missing = () => new NotFoundError(`Task instance "${instanceId}" has no file "${artifactId}".`);
@@ -108,9 +109,12 @@ export class RunListing {
     const instance = await this.platform.flows.getTaskInstance(ids.runId, ids.taskId);
     const artifact = instance?.artifacts.find((a) => a.id === artifactId);
     if (!artifact) throw missing();
-    const body = await this.platform.blobs.artifacts.get(artifact.blobKey);
-    if (!body) throw missing();
-    return { artifact, body };
+    const open = async () => {
+      const body = await this.platform.blobs.artifacts.get(artifact.blobKey);
+      if (!body) throw missing();
+      return body;
+    };
+    return { artifact, open };
   }
 
   async list(caller: Caller | null, filters: RunFilters): Promise<{ runs: RunRecord[]; flows: Map<string, VisibleFlow>; next?: string }> {

@@ -7,6 +7,7 @@ import type { FlowRecord, FlowVersionRecord, RunRecord, TaskInstanceRecord } fro
 import { flowFromTurtle, flowToTurtle } from '../../../domain/flows/blueprints/turtle.js';
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
+import { storedFileResponse } from '../../stored-files.js';
 import { MAX_JSON_BODY_BYTES, nextLink, parseJsonBody } from '../../request.js';
 
 const SwitchesBody = z.object({ flowsEnabled: z.boolean().optional(), sparqlUpdateTaskEnabled: z.boolean().optional() }).strict();
@@ -290,16 +291,10 @@ export const flowOperations: Operations = {
     return jsonResponse(200, instances.map((i) => taskInstanceView(ctx, i)));
   },
 
+  /** On AWS a redirect to a short-lived S3 link; embedded, the bytes stream. */
   async downloadArtifact(ctx) {
-    const { artifact, body } = await ctx.services.flowRuns.artifact(ctx.caller, ctx.params.task!, ctx.params.artifact!);
-    return {
-      status: 200,
-      headers: {
-        'content-type': artifact.contentType,
-        'content-length': String(artifact.size),
-        'content-disposition': `attachment; filename="${artifact.fileName.replace(/["\\\r\n]/g, '_')}"`,
-      },
-      body,
-    };
+    const { artifact, open } = await ctx.services.flowRuns.locateArtifact(ctx.caller, ctx.params.task!, ctx.params.artifact!);
+    const file = { key: artifact.blobKey, fileName: artifact.fileName, contentType: artifact.contentType, size: artifact.size };
+    return storedFileResponse(ctx.services.platform.blobs.artifacts, file, open);
   },
 };
