@@ -201,6 +201,7 @@ export class DynamoDbFlowStore extends DynamoDbTable implements FlowStore {
    */
   async createRun(run: RunRecord): Promise<void> {
     await this.putNew(this.runItem(run), 'run id collision');
+    if ((FINAL_RUN_STATUSES as readonly string[]).includes(run.status)) return;
     const marker: ActiveRunMarker = { runId: run.id, createdAt: run.createdAt, checkAfter: run.createdAt };
     await this.put({ ...marker, ...K.activeRun(run.id) });
   }
