@@ -12,6 +12,9 @@ const SWEEP_BUDGET_MS = 60_000;
  */
 const SWEEPS: Record<string, (services: Services) => Promise<unknown>> = {
   flows: (services) => services.flowWatchdog.sweep(SWEEP_BUDGET_MS),
+  // Import jobs whose worker was cut off end in error; superseded graph blobs past their grace go.
+  // Needs: table RW, data and uploads buckets RW (graph trash, the job's uploads), upload events.
+  imports: (services) => services.imports.endStalledJobs(Date.now() + SWEEP_BUDGET_MS),
 };
 
 /**
