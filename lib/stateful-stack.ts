@@ -1,14 +1,20 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, Billing, PointInTimeRecoverySpecification, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, CfnBucket, ObjectOwnership, type BucketProps } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/aws/table-schema.js';
+import { acknowledge } from './nag.js';
 
 /**
  * Key prefix under which Lambda functions spill responses too large to return (see
  * `functions/http/lambda.ts`); they are fetched through a link valid for minutes.
  */
 export const SPILLED_RESPONSES_PREFIX = 'responses/';
+
+/** How long the data bucket keeps a graph's or asset's old versions (overwritten or deleted). */
+export const NONCURRENT_VERSION_DAYS = 30;
+/** How long S3 server access logs are kept. */
+export const ACCESS_LOG_DAYS = 90;
 
 /** Settings every bucket of the platform shares: private, encrypted, TLS only, no ACLs. */
 const PRIVATE_BUCKET: BucketProps = {
@@ -33,9 +39,14 @@ export class StatefulStack extends Stack {
   readonly uploadsBucket: Bucket;
   /** Flow artifacts and large exports served through presigned URLs. */
   readonly artifactsBucket: Bucket;
+  /** S3 server access logs of the three buckets above (each under its own prefix). */
+  readonly accessLogsBucket: Bucket;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
+    // Server access logs are delivered under the log bucket's policy, not the legacy
+    // LogDeliveryWrite ACL (which ACL-less buckets, BUCKET_OWNER_ENFORCED, cannot take).
+    this.node.setContext('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', true);
 
     const str = (name: string) => ({ name, type: AttributeType.STRING });
     this.table = new TableV2(this, 'Table', {
@@ -56,10 +67,28 @@ export class StatefulStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    // Server access logs of every bucket (who read or changed which object), kept ACCESS_LOG_DAYS.
+    this.accessLogsBucket = new Bucket(this, 'AccessLogsBucket', {
+      ...PRIVATE_BUCKET,
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [{ id: 'ExpireAccessLogs', expiration: Duration.days(ACCESS_LOG_DAYS) }],
+    });
+    acknowledge(this.accessLogsBucket, 'S1', 'This is the access log bucket: logging its own access would log the log deliveries (a loop S3 advises against).');
+    const logsOf = (name: string): Pick<BucketProps, 'serverAccessLogsBucket' | 'serverAccessLogsPrefix'> => ({
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: `${name}/`,
+    });
+
     this.dataBucket = new Bucket(this, 'DataBucket', {
       ...PRIVATE_BUCKET,
+      ...logsOf('data'),
       versioned: true, // guards graphs against accidental overwrite or delete
       removalPolicy: RemovalPolicy.RETAIN,
+      // Old versions (a replaced or deleted graph or asset) can be restored for NONCURRENT_VERSION_DAYS, then go.
+      lifecycleRules: [
+        { id: 'ExpireNoncurrentVersions', noncurrentVersionExpiration: Duration.days(NONCURRENT_VERSION_DAYS), expiredObjectDeleteMarker: true },
+        { id: 'AbortIncompleteMultipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
     });
     // S3 -> EventBridge (what `eventBridgeEnabled: true` asks for), set on the CloudFormation bucket
     // itself: the L2 prop goes through a notifications custom resource (a Lambda function run at
@@ -73,6 +102,7 @@ export class StatefulStack extends Stack {
     // resource: autoDeleteObjects would add a custom-resource Lambda just to empty it.
     this.uploadsBucket = new Bucket(this, 'UploadsBucket', {
       ...PRIVATE_BUCKET,
+      ...logsOf('uploads'),
       removalPolicy: RemovalPolicy.RETAIN,
       lifecycleRules: [
         { id: 'ExpireUploads', expiration: Duration.days(7) },
@@ -82,6 +112,7 @@ export class StatefulStack extends Stack {
 
     this.artifactsBucket = new Bucket(this, 'ArtifactsBucket', {
       ...PRIVATE_BUCKET,
+      ...logsOf('artifacts'),
       removalPolicy: RemovalPolicy.RETAIN,
       // Where rules overlap S3 applies the earliest expiration: spilled responses go after a day,
       // everything else after 30.
@@ -91,5 +122,10 @@ export class StatefulStack extends Stack {
         { id: 'AbortIncompleteMultipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
     });
+
+    // What the operator needs after deploying: the table for the first administrator (bin/cli.ts).
+    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'TABLE_NAME for bin/cli.ts create-admin' });
+    new CfnOutput(this, 'DataBucketName', { value: this.dataBucket.bucketName, description: 'Graphs and assets (versioned)' });
+    new CfnOutput(this, 'AccessLogsBucketName', { value: this.accessLogsBucket.bucketName, description: 'S3 server access logs of the buckets' });
   }
 }

@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import { CfnOutput, Duration, RemovalPolicy, Stack, Token, type StackProps } from 'aws-cdk-lib';
-import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, type ThrottleSettings } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Match as EventMatch, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import type { Construct } from 'constructs';
 import { ENV, type EnvName } from '../functions/env-names.js';
-import { FAMILIES, ROUTES, WORKERS, type Family, type FamilySpec, type WorkerSpec } from '../functions/http/route-table.js';
+import { FAMILIES, ROUTES, WORKERS, type BucketAccess, type Family, type FamilySpec, type WorkerSpec } from '../functions/http/route-table.js';
 import { FLOW_SCHEDULE_NAME_PREFIX } from '../functions/adapters/aws/eventbridge-scheduler.js';
 import { ASSET_KEY_WILDCARD, UPLOAD_EVENT_SOURCE, UPLOAD_EVENT_TYPES } from '../functions/adapters/aws/eventbridge-upload-events.js';
 import {
@@ -20,11 +20,13 @@ import {
   bindEventSource,
   bindFlowExecutions,
   bindFlowSchedules,
+  bindInvoke,
   bindMail,
   bindTable,
   flowExecutionArns,
   flowScheduleArns,
 } from './constructs/app-function.js';
+import { acknowledge } from './nag.js';
 
 export interface StatelessStackProps extends StackProps {
   table: ITableV2;
@@ -43,7 +45,26 @@ export interface StatelessStackProps extends StackProps {
    * Default: DEFAULT_MAIL_FROM, a placeholder that SES will refuse until replaced.
    */
   mailFrom?: string;
+  /**
+   * The API's public base URL, set as PUBLIC_API_URL on every function (links, run tokens' issuer,
+   * graph names of scheduled and hook runs). Default: the HTTP API's own execute-api URL; set it
+   * when a custom domain or CDN fronts the API.
+   */
+  publicApiUrl?: string;
+  /**
+   * Request throttling of the API's stage (all routes together). Default: DEFAULT_API_THROTTLE.
+   */
+  apiThrottle?: ThrottleSettings;
 }
+
+/** The stage's default throttling: steady requests per second and the burst above it. */
+export const DEFAULT_API_THROTTLE: Required<ThrottleSettings> = { rateLimit: 200, burstLimit: 400 };
+
+/**
+ * Where the data bucket's objects live (`datasets/<id>/graphs|manifests|assets/...`, see
+ * graph-catalog.ts and asset-service.ts): every data bucket grant is held to these keys.
+ */
+export const DATA_KEY_PREFIX = 'datasets/';
 
 /** Placeholder sender when the stack is given no `mailFrom`: deployable, but SES sends nothing from it. */
 export const DEFAULT_MAIL_FROM = 'no-reply@example.org';
@@ -108,23 +129,32 @@ export class StatelessStack extends Stack {
   readonly uploadEventsRule: Rule;
   /** Sender address (MAIL_FROM) of the functions granted `mail`. */
   readonly mailFrom: string;
+  /** PUBLIC_API_URL of every function. */
+  readonly publicApiUrl: string;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
 
-    // Which bucket and env var each bucket grant of FAMILIES refers to.
-    const buckets: Record<BucketGrant, { bucket: IBucket; env: EnvName }> = {
-      dataBucket: { bucket: props.dataBucket, env: ENV.dataBucketName },
-      uploadsBucket: { bucket: props.uploadsBucket, env: ENV.uploadsBucketName },
-      artifactsBucket: { bucket: props.artifactsBucket, env: ENV.artifactsBucketName },
+    // The buckets as this stack imports them, so a policy's resource is already the import it will
+    // be in the template (cdk-nag acknowledgements name it so; the template is the same).
+    const imported = (bucket: IBucket, id: string): IBucket => {
+      const home = Stack.of(bucket);
+      if (home === this) return bucket;
+      return Bucket.fromBucketAttributes(this, id, { bucketArn: home.exportValue(bucket.bucketArn), bucketName: home.exportValue(bucket.bucketName) });
+    };
+    // Which bucket, env var and keys each bucket grant of FAMILIES refers to.
+    const buckets: Record<BucketGrant, { bucket: IBucket; env: EnvName; keyPrefix: string }> = {
+      dataBucket: { bucket: imported(props.dataBucket, 'DataBucketRef'), env: ENV.dataBucketName, keyPrefix: DATA_KEY_PREFIX },
+      uploadsBucket: { bucket: imported(props.uploadsBucket, 'UploadsBucketRef'), env: ENV.uploadsBucketName, keyPrefix: '' },
+      artifactsBucket: { bucket: imported(props.artifactsBucket, 'ArtifactsBucketRef'), env: ENV.artifactsBucketName, keyPrefix: '' },
     };
     this.mailFrom = props.mailFrom ?? DEFAULT_MAIL_FROM;
     // Exactly the access a table entry declares, nothing more (flows: see below).
     const bindGrants = (fn: AppFunction, grants: FamilySpec['grants']): void => {
       if (grants.table) bindTable(fn, props.table, grants.table);
       for (const key of Object.keys(buckets) as BucketGrant[]) {
-        const access = grants[key];
-        if (access) bindBucket(fn, buckets[key].bucket, buckets[key].env, access);
+        const access: BucketAccess | undefined = grants[key];
+        if (access) bindBucket(fn, buckets[key].bucket, buckets[key].env, access, buckets[key].keyPrefix);
       }
       if (grants.uploadEvents) bindEventSource(fn, UPLOAD_EVENT_SOURCE);
       if (grants.mail) bindMail(fn, this.mailFrom);
@@ -145,7 +175,16 @@ export class StatelessStack extends Stack {
       stageName: '$default',
       autoDeploy: true,
       accessLogSettings: { destination: new LogGroupLogDestination(accessLogs) },
+      throttle: props.apiThrottle ?? DEFAULT_API_THROTTLE,
     });
+    acknowledge(
+      this.api,
+      'APIG4',
+      'Authorization is the functions\' own: every route serves anonymous readers of public data too, and each request is authenticated in ' +
+        'the function (API tokens and console sessions, checked against the table) and authorized per account, dataset and flow.',
+    );
+    // No dependency cycle: functions do not depend on the API's routes, only on its id.
+    this.publicApiUrl = props.publicApiUrl ?? `https://${this.api.apiId}.execute-api.${this.region}.${this.urlSuffix}`;
 
     const functions = {} as Record<Family, AppFunction>;
     const integrations = {} as Record<Family, HttpLambdaIntegration>;
@@ -157,6 +196,7 @@ export class StatelessStack extends Stack {
         timeoutSeconds: spec.timeoutSeconds,
       });
       bindGrants(fn, spec.grants);
+      fn.addEnvironment(ENV.publicApiUrl, this.publicApiUrl);
       functions[family] = fn;
       // One integration per family, shared by its routes. One API-wide invoke permission per
       // function instead of one per route keeps the function's resource policy small as routes grow.
@@ -177,14 +217,24 @@ export class StatelessStack extends Stack {
         asyncInvoke: spec.invokedByService === 'stepFunctions' ? undefined : WORKER_ASYNC_INVOKE,
       });
       bindGrants(worker, spec.grants);
-      if (spec.invokedBy.length > 0 && !spec.envName) throw new Error(`worker ${name} is invoked by families but has no envName`);
+      worker.addEnvironment(ENV.publicApiUrl, this.publicApiUrl);
+      if ((spec.invokedBy.length > 0 || (spec.invokedByWorkers ?? []).length > 0) && !spec.envName) throw new Error(`worker ${name} is invoked by functions but has no envName`);
       for (const family of spec.invokedBy) {
-        worker.grantInvoke(functions[family]);
+        bindInvoke(functions[family], worker);
         functions[family].addEnvironment(spec.envName!, worker.functionName);
       }
       workers[name] = worker;
     }
     this.workers = workers;
+    // Workers invoking workers, once all exist.
+    for (const name of Object.keys(WORKERS) as Worker[]) {
+      const spec: WorkerSpec = WORKERS[name];
+      for (const invoker of spec.invokedByWorkers ?? []) {
+        if (!(invoker in workers) || invoker === name) throw new Error(`worker ${name}: invokedByWorkers names "${invoker}", not another worker`);
+        bindInvoke(workers[invoker as Worker], workers[name]);
+        workers[invoker as Worker].addEnvironment(spec.envName!, workers[name].functionName);
+      }
+    }
 
     // Flows: one state machine per flow version, created at run time by the families granted
     // `flowExecutions`, all named under one prefix, all running as one role.
@@ -210,22 +260,19 @@ export class StatelessStack extends Stack {
         },
       }),
     });
-    taskWorker.grantInvoke(this.flowStateMachineRole);
+    bindInvoke(this.flowStateMachineRole, taskWorker);
 
     const flows = { prefix, role: this.flowStateMachineRole, taskWorkerArn: taskWorker.functionArn };
     for (const family of Object.keys(FAMILIES) as Family[]) {
-      if ((FAMILIES[family] as FamilySpec).grants.flowExecutions) bindFlowExecutions(functions[family], flows, 'manage');
+      const uses = (FAMILIES[family] as FamilySpec).grants.flowExecutions;
+      if (uses) bindFlowExecutions(functions[family], flows, uses);
     }
     for (const name of Object.keys(WORKERS) as Worker[]) {
-      const spec: WorkerSpec = WORKERS[name];
-      if (spec.grants.flowExecutions) {
-        // A worker that starts runs (the schedule-start worker) manages executions like the flows family.
-        if (name === taskWorkerName || spec.flows) throw new Error(`worker ${name}: the task worker and the flows: true workers get read-only flow access, not flowExecutions`);
-        bindFlowExecutions(workers[name], flows, 'manage');
-        continue;
-      }
-      // The task worker is not told its own ARN: that would be a circular reference.
-      if (spec.flows) bindFlowExecutions(workers[name], { ...flows, taskWorkerArn: name === taskWorkerName ? undefined : flows.taskWorkerArn }, 'read');
+      const uses = (WORKERS[name] as WorkerSpec).grants.flowExecutions;
+      if (!uses) continue;
+      // The task worker is not told its own ARN (a circular reference), so it cannot prepare.
+      if (name === taskWorkerName && uses.includes('prepare')) throw new Error(`worker ${name}: the task worker cannot prepare state machines (it is their Task states' target)`);
+      bindFlowExecutions(workers[name], { ...flows, taskWorkerArn: name === taskWorkerName ? undefined : flows.taskWorkerArn }, uses);
     }
 
     // Flow schedules: one EventBridge Scheduler schedule per flow schedule, created at run time by
@@ -247,7 +294,7 @@ export class StatelessStack extends Stack {
         },
       }),
     });
-    scheduleStart.grantInvoke(this.flowScheduleRole);
+    bindInvoke(this.flowScheduleRole, scheduleStart);
     const schedules = { groupName, namePrefix: FLOW_SCHEDULE_NAME_PREFIX, role: this.flowScheduleRole, targetArn: scheduleStart.functionArn };
     const declared: [AppFunction, FamilySpec['grants']][] = [
       ...(Object.keys(FAMILIES) as Family[]).map((f): [AppFunction, FamilySpec['grants']] => [functions[f], FAMILIES[f].grants]),

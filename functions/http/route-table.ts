@@ -10,6 +10,18 @@ import { EXPORT_FORMATS, formatByName, RESULT_SUFFIXES } from '../rdf/formats.js
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
 
 export type Access = 'R' | 'RW';
+/**
+ * Access to a bucket: 'R' reads (and lists, so a missing key is a 404, not a 403); 'RW' also
+ * writes and deletes current objects (never old versions); 'delete' only lists and deletes (the
+ * accounts family removing a deleted account's datasets).
+ */
+export type BucketAccess = Access | 'delete';
+/**
+ * What a function does with the flows' Step Functions state machines and executions: the
+ * FlowExecutor methods it calls (functions/adapters/aws/step-functions-executor.ts). Each grants
+ * exactly the actions that method sends, scoped to the flows' name prefix.
+ */
+export type FlowExecutionUse = 'prepare' | 'start' | 'abort' | 'result' | 'discard' | 'release';
 
 export interface FamilySpec {
   /**
@@ -18,11 +30,15 @@ export interface FamilySpec {
    */
   grants: {
     table?: Access;
-    dataBucket?: Access;
-    uploadsBucket?: Access;
-    artifactsBucket?: Access;
-    /** Creates, starts, stops and reads the flows' Step Functions state machines. */
-    flowExecutions?: boolean;
+    dataBucket?: BucketAccess;
+    uploadsBucket?: BucketAccess;
+    artifactsBucket?: BucketAccess;
+    /**
+     * The FlowExecutor methods it calls: 'prepare' creates state machines (and passes their role),
+     * 'start' starts executions, 'abort' stops them, 'result' reads how one ended, 'discard'
+     * deletes state machines, 'release' ends a task-token wait. Any of them sets the flows env.
+     */
+    flowExecutions?: readonly FlowExecutionUse[];
     /**
      * The flows' EventBridge Scheduler schedules: 'manage' creates, changes and removes them (and
      * passes their role); 'remove' only removes them (a removed user's schedules).
@@ -46,7 +62,8 @@ export interface FamilySpec {
 export const FAMILIES = {
   info: { grants: { table: 'R' }, memoryMb: 256, timeoutSeconds: 5 },
   auth: { grants: { table: 'RW' }, memoryMb: 512, timeoutSeconds: 10 },
-  accounts: { grants: { table: 'RW', flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
+  // Deleting an account removes its datasets' blobs and its flows' state machines.
+  accounts: { grants: { table: 'RW', dataBucket: 'delete', flowExecutions: ['discard'], flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
   imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true }, memoryMb: 2048, timeoutSeconds: 30 },
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
@@ -56,7 +73,11 @@ export const FAMILIES = {
   sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   queries: { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
-  flows: { grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: true, flowSchedules: 'manage', mail: true }, memoryMb: 1024, timeoutSeconds: 30 },
+  flows: {
+    grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: ['prepare', 'start', 'abort', 'discard'], flowSchedules: 'manage', mail: true },
+    memoryMb: 1024,
+    timeoutSeconds: 30,
+  },
 } as const satisfies Record<string, FamilySpec>;
 
 export type Family = keyof typeof FAMILIES;
@@ -256,10 +277,10 @@ export const routeKey = (r: Pick<RouteSpec, 'method' | 'path'>): string => `${r.
  *   through the schedule role, when a flow schedule is due) or `uploadEvents` (two EventBridge
  *   rules invoke it asynchronously: the data bucket's S3 `Object Created` events for asset files,
  *   and our own `Import started` / `Import finished` events).
- * `flows: true` gives the worker the flows env (state machine prefix, role and task worker ARN)
- * and read access to the flows' executions (describe only: it starts and stops nothing).
- * `grants.flowExecutions` instead gives it what the families granted it have (it starts runs);
- * not for the task worker, which cannot be told its own ARN.
+ * - `invokedByWorkers`: other workers that invoke it asynchronously, as `invokedBy` families do
+ *   (the flow task worker loads a service through the import worker).
+ * `grants.flowExecutions` says which FlowExecutor methods the worker calls; never 'prepare' for
+ * the task worker, which cannot be told its own ARN (the state machines' Task states need it).
  */
 export interface WorkerSpec {
   handler: string;
@@ -267,10 +288,11 @@ export interface WorkerSpec {
   memoryMb: number;
   timeoutSeconds: number;
   invokedBy: readonly Family[];
-  /** Required when `invokedBy` is not empty. */
+  /** Names of WORKERS that invoke this one; checked by the stack. */
+  invokedByWorkers?: readonly string[];
+  /** Required when `invokedBy` or `invokedByWorkers` is not empty. */
   envName?: EnvName;
   invokedByService?: 'stepFunctions' | 'flowExecutionEvents' | 'flowSchedules' | 'uploadEvents';
-  flows?: boolean;
 }
 
 export const WORKERS = {
@@ -280,25 +302,27 @@ export const WORKERS = {
     memoryMb: 3008,
     timeoutSeconds: 900,
     invokedBy: ['imports', 'services'],
+    // The flow task worker's service action starts or reloads a service (enqueueServiceLoad).
+    invokedByWorkers: ['flowTaskWorker'],
     envName: ENV.importWorkerFunctionName,
   },
   flowTaskWorker: {
     handler: 'flow-task-worker',
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', mail: true },
+    // release: the upload wait's task token, when the upload ended before the wait began.
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', flowExecutions: ['release'], mail: true },
     memoryMb: 3008,
     timeoutSeconds: 900,
     invokedBy: [],
     invokedByService: 'stepFunctions',
-    flows: true,
   },
   flowSettle: {
     handler: 'flow-settle',
-    grants: { table: 'RW', artifactsBucket: 'RW', mail: true },
+    // result: how the execution ended (its output or error).
+    grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: ['result'], mail: true },
     memoryMb: 1024,
     timeoutSeconds: 60,
     invokedBy: [],
     invokedByService: 'flowExecutionEvents',
-    flows: true,
   },
   /**
    * Starts a due schedule's run; it may start flows (flowExecutions) like the flows family. A run
@@ -306,7 +330,7 @@ export const WORKERS = {
    */
   flowScheduleStart: {
     handler: 'flow-schedule-start',
-    grants: { table: 'RW', flowExecutions: true, flowSchedules: 'remove', mail: true },
+    grants: { table: 'RW', flowExecutions: ['prepare', 'start'], flowSchedules: 'remove', mail: true },
     memoryMb: 1024,
     timeoutSeconds: 60,
     invokedBy: [],
@@ -320,7 +344,8 @@ export const WORKERS = {
    */
   flowHookDispatcher: {
     handler: 'flow-hook-dispatcher',
-    grants: { table: 'RW', dataBucket: 'R', flowExecutions: true, mail: true },
+    // release: a data upload hook's waiting run goes on (or is aborted) when the import ends.
+    grants: { table: 'RW', dataBucket: 'R', flowExecutions: ['prepare', 'start', 'release'], mail: true },
     memoryMb: 1024,
     timeoutSeconds: 300,
     invokedBy: [],

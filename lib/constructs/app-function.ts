@@ -2,14 +2,16 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { PolicyStatement, Role, ServicePrincipal, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing, type Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
+import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
 import { ENV, type EnvName } from '../../functions/env-names.js';
-import type { Access } from '../../functions/http/route-table.js';
+import type { Access, BucketAccess, FlowExecutionUse } from '../../functions/http/route-table.js';
+import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 
 /** Repo root, from this file's location, so synth works from any working directory. */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -90,13 +92,24 @@ export interface AppFunctionProps {
   asyncInvoke?: { retryAttempts: number; maxEventAge: Duration };
 }
 
+/** The Lambda runtime of every function: the newest Node.js Lambda offers (cdk-nag's L1). */
+export const RUNTIME = Runtime.NODEJS_24_X;
+/** esbuild's target for that runtime. */
+const BUNDLE_TARGET = 'node24';
+
+/** What a function needs to write its own logs: streams and events in its log group, nothing else. */
+export const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'] as const;
+
 /**
  * The house Lambda function: one per route family and one per worker, sized from their table
  * entry (`FAMILIES`/`WORKERS`).
- * Node 22 on arm64, ESM bundle built by the local esbuild (never Docker), the AWS SDK bundled
+ * Node 24 on arm64, ESM bundle built by the local esbuild (never Docker), the AWS SDK bundled
  * (we pin its versions instead of trusting the runtime's copy), oxigraph installed next to the
  * bundle with the SPARQL engine's worker module, X-Ray tracing, and an explicit
  * log group so retention and deletion are ours rather than Lambda's implicit never-expiring group.
+ * Its role is its own and starts empty but for writing to that log group (no
+ * AWSLambdaBasicExecutionRole, which may write to any log group); the bind helpers below add
+ * exactly what the function's code calls.
  */
 export class AppFunction extends NodejsFunction {
   /** The entry module name (`functions/handlers/<entry>.ts`). */
@@ -107,10 +120,17 @@ export class AppFunction extends NodejsFunction {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runs the ${props.entry} function`,
+    });
+    // The log group's ARN (`...:log-group:<name>:*`) covers its streams and nothing else.
+    role.addToPolicy(new PolicyStatement({ actions: [...LOG_ACTIONS], resources: [logGroup.logGroupArn] }));
     super(scope, id, {
       entry: handlerEntry(props.entry),
       handler: 'handler',
-      runtime: Runtime.NODEJS_22_X,
+      role,
+      runtime: RUNTIME,
       architecture: Architecture.ARM_64,
       memorySize: props.memoryMb,
       timeout: Duration.seconds(props.timeoutSeconds),
@@ -129,7 +149,7 @@ export class AppFunction extends NodejsFunction {
       },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: BUNDLE_TARGET,
         minify: true,
         sourceMap: true,
         sourceMapMode: SourceMapMode.DEFAULT,
@@ -157,24 +177,78 @@ export class AppFunction extends NodejsFunction {
       },
     });
     this.entryName = props.entry;
+    acknowledge(role, 'IAM5[Resource::*]', X_RAY_REASON);
   }
 }
 
-/** Grants exactly the requested table access and tells the function the table's name. */
+/** Why a function's policy has actions on "*": X-Ray first, task tokens added by bindFlowExecutions. */
+const X_RAY_REASON = 'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords take no resource ARN (X-Ray has no resource-level permissions for them).';
+
+/** The construct cdk-nag reports a function's policy findings on: its role (policies are under it). */
+const roleOf = (fn: LambdaFunction): IConstruct => {
+  if (!fn.role) throw new Error(`function ${fn.node.path} has no role`);
+  return fn.role;
+};
+
+/**
+ * DynamoDB actions by access: exactly the calls the adapters make (functions/adapters/aws/
+ * dynamodb-*.ts: GetItem, Query, PutItem, UpdateItem, DeleteItem). No Scan, no batch or
+ * transaction calls, no stream reads, no DescribeTable; Query on the indexes is the only index use.
+ */
+export const TABLE_ACTIONS = {
+  R: ['dynamodb:GetItem', 'dynamodb:Query'],
+  RW: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+} as const satisfies Record<Access, readonly string[]>;
+export const INDEX_ACTIONS = ['dynamodb:Query'] as const;
+
+/**
+ * Grants exactly the requested table access (on the table, and Query on each of its indexes by
+ * name, from the shared table schema) and tells the function the table's name.
+ */
 export function bindTable(fn: LambdaFunction, table: ITableV2, access: Access): void {
-  if (access === 'RW') table.grantReadWriteData(fn);
-  else table.grantReadData(fn);
+  fn.addToRolePolicy(new PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }));
+  const indexes = TABLE_SCHEMA.globalSecondaryIndexes.map((i) => `${table.tableArn}/index/${i.indexName}`);
+  if (indexes.length > 0) fn.addToRolePolicy(new PolicyStatement({ actions: [...INDEX_ACTIONS], resources: indexes }));
   fn.addEnvironment(ENV.tableName, table.tableName);
 }
 
 /**
- * Grants exactly the requested bucket access and sets the bucket's name under `envName`.
- * 'RW' includes deletes (s3:DeleteObject*), which replacing graphs and cleaning uploads need.
+ * S3 actions by access, on the objects and on the bucket: exactly the calls S3BlobStore makes
+ * (GetObject and HeadObject are s3:GetObject; PutObject and the multipart calls but Abort are
+ * s3:PutObject; ListObjectsV2 is s3:ListBucket, which also makes a missing key a 404 rather than
+ * a 403). s3:DeleteObject removes the current version only: no function may purge old versions
+ * (s3:DeleteObjectVersion), which is what guards the versioned data bucket.
  */
-export function bindBucket(fn: LambdaFunction, bucket: IBucket, envName: EnvName, access: Access): void {
-  if (access === 'RW') bucket.grantReadWrite(fn);
-  else bucket.grantRead(fn);
+export const BUCKET_ACTIONS = {
+  R: { objects: ['s3:GetObject'], bucket: ['s3:ListBucket'] },
+  RW: { objects: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'], bucket: ['s3:ListBucket'] },
+  delete: { objects: ['s3:DeleteObject'], bucket: ['s3:ListBucket'] },
+} as const satisfies Record<BucketAccess, { objects: readonly string[]; bucket: readonly string[] }>;
+
+/**
+ * Grants exactly the requested bucket access, on the objects under `keyPrefix` (every key when
+ * empty), and sets the bucket's name under `envName`.
+ */
+export function bindBucket(fn: LambdaFunction, bucket: IBucket, envName: EnvName, access: BucketAccess, keyPrefix = ''): void {
+  const actions = BUCKET_ACTIONS[access];
+  const objects = bucket.arnForObjects(`${keyPrefix}*`);
+  fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.objects], resources: [objects] }));
+  fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.bucket], resources: [bucket.bucketArn] }));
+  acknowledgeWildcardResource(
+    roleOf(fn),
+    objects,
+    `The bucket's objects are named at run time (keys derived from ids the platform generates), under ${keyPrefix ? `"${keyPrefix}"` : 'the bucket root'}; ` +
+      `no ARN can name them in advance. Only ${actions.objects.join(', ')} on them (never s3:DeleteObjectVersion).`,
+  );
   fn.addEnvironment(envName, bucket.bucketName);
+}
+
+/**
+ * Lets `grantee` invoke `fn`, by its unqualified ARN only (we never invoke versions or aliases),
+ * which is all `grantInvoke` adds beyond `<arn>:*`.
+ */
+export function bindInvoke(grantee: IGrantable, fn: IFunction): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }));
 }
 
 /** What functions that run flows are told: see `flowExecutionArns` and `bindFlowExecutions`. */
@@ -202,34 +276,50 @@ export function flowExecutionArns(scope: Construct, prefix: string): { stateMach
   };
 }
 
-/** Actions on task tokens (a data upload hook's wait), granted with either access. */
+/** Actions on task tokens (a data upload hook's wait): 'release'. They take no resource scoping. */
 export const FLOW_TASK_TOKEN_ACTIONS = ['states:SendTaskSuccess', 'states:SendTaskFailure'] as const;
 
-/** Actions of `bindFlowExecutions` on state machines and on executions. */
+/**
+ * The actions each FlowExecutor method sends (StepFunctionsExecutor), on the prefix's state
+ * machines, on their executions, or (task tokens) on '*'. 'prepare' creates a tagged state
+ * machine and, when it exists already, describes it.
+ */
 export const FLOW_EXECUTION_ACTIONS = {
-  manage: {
-    stateMachines: ['states:CreateStateMachine', 'states:DeleteStateMachine', 'states:DescribeStateMachine', 'states:StartExecution', 'states:TagResource'],
-    executions: ['states:StopExecution', 'states:DescribeExecution'],
-  },
-  read: {
-    stateMachines: ['states:DescribeStateMachine'],
-    executions: ['states:DescribeExecution'],
-  },
-} as const;
+  prepare: { stateMachines: ['states:CreateStateMachine', 'states:TagResource', 'states:DescribeStateMachine'] },
+  start: { stateMachines: ['states:StartExecution'] },
+  abort: { executions: ['states:StopExecution'] },
+  result: { executions: ['states:DescribeExecution'] },
+  discard: { stateMachines: ['states:DeleteStateMachine'] },
+  release: { any: FLOW_TASK_TOKEN_ACTIONS },
+} as const satisfies Record<FlowExecutionUse, { stateMachines?: readonly string[]; executions?: readonly string[]; any?: readonly string[] }>;
 
 /**
- * Lets the function run flows on Step Functions and sets the flows env. 'manage' creates, starts,
- * stops and deletes the prefix's state machines and executions, and may pass the state machine
- * role (to Step Functions only); 'read' only describes them.
+ * Lets the function call exactly the given FlowExecutor methods on the prefix's state machines and
+ * executions, and tells it the prefix. 'prepare' also may pass the state machine role (to Step
+ * Functions only) and is told the role and the task worker (filled into every Task state).
  */
-export function bindFlowExecutions(fn: LambdaFunction, flows: FlowExecutionsBinding, access: 'manage' | 'read'): void {
+export function bindFlowExecutions(fn: LambdaFunction, flows: FlowExecutionsBinding, uses: readonly FlowExecutionUse[]): void {
+  if (uses.length === 0) return;
   const arns = flowExecutionArns(fn, flows.prefix);
-  const actions = FLOW_EXECUTION_ACTIONS[access];
-  fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.stateMachines], resources: [arns.stateMachines] }));
-  fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.executions], resources: [arns.executions] }));
-  // Ending a data upload hook's task-token wait; these two actions take no resource scoping.
-  fn.addToRolePolicy(new PolicyStatement({ actions: [...FLOW_TASK_TOKEN_ACTIONS], resources: ['*'] }));
-  if (access === 'manage') {
+  const on = (key: 'stateMachines' | 'executions' | 'any') =>
+    [...new Set(uses.flatMap((u) => [...((FLOW_EXECUTION_ACTIONS[u] as Partial<Record<typeof key, readonly string[]>>)[key] ?? [])]))].sort();
+  const resources = { stateMachines: arns.stateMachines, executions: arns.executions, any: '*' };
+  const reasons = {
+    stateMachines: `State machines are created at run time, one per flow version, all named "${flows.prefix}-<flow>-v<version>"; the grant is held to that prefix.`,
+    executions: `Executions are started at run time, one per run, all of state machines named "${flows.prefix}-*"; the grant is held to that prefix.`,
+    any: `${X_RAY_REASON} states:SendTaskSuccess and states:SendTaskFailure take no resource ARN either: a task token is not an ARN (a data upload hook's wait).`,
+  };
+  for (const key of ['stateMachines', 'executions', 'any'] as const) {
+    const actions = on(key);
+    if (actions.length === 0) continue;
+    fn.addToRolePolicy(new PolicyStatement({ actions, resources: [resources[key]] }));
+    // The '*' finding is X-Ray's too: the reason naming both goes on the policy itself (nearest wins in the template).
+    if (key === 'any') acknowledge(roleOf(fn).node.findChild('DefaultPolicy'), 'IAM5[Resource::*]', reasons.any);
+    else acknowledgeWildcardResource(roleOf(fn), resources[key], reasons[key]);
+  }
+  fn.addEnvironment(ENV.flowStateMachinePrefix, flows.prefix);
+  if (uses.includes('prepare')) {
+    if (!flows.taskWorkerArn) throw new Error('prepare needs the task worker ARN (the task worker itself cannot prepare)');
     fn.addToRolePolicy(
       new PolicyStatement({
         actions: ['iam:PassRole'],
@@ -237,10 +327,9 @@ export function bindFlowExecutions(fn: LambdaFunction, flows: FlowExecutionsBind
         conditions: { StringEquals: { 'iam:PassedToService': 'states.amazonaws.com' } },
       }),
     );
+    fn.addEnvironment(ENV.flowStateMachineRoleArn, flows.role.roleArn);
+    fn.addEnvironment(ENV.flowTaskWorkerArn, flows.taskWorkerArn);
   }
-  fn.addEnvironment(ENV.flowStateMachinePrefix, flows.prefix);
-  fn.addEnvironment(ENV.flowStateMachineRoleArn, flows.role.roleArn);
-  if (flows.taskWorkerArn) fn.addEnvironment(ENV.flowTaskWorkerArn, flows.taskWorkerArn);
 }
 
 /** What functions that touch flow schedules are told: see `bindFlowSchedules`. */
@@ -278,6 +367,11 @@ export const FLOW_SCHEDULE_ACTIONS = {
 export function bindFlowSchedules(fn: LambdaFunction, schedules: FlowSchedulesBinding, access: 'manage' | 'remove'): void {
   const arns = flowScheduleArns(fn, schedules.groupName, schedules.namePrefix);
   fn.addToRolePolicy(new PolicyStatement({ actions: [...FLOW_SCHEDULE_ACTIONS[access]], resources: [arns.schedules] }));
+  acknowledgeWildcardResource(
+    roleOf(fn),
+    arns.schedules,
+    `Schedules are created at run time, one per flow schedule, all named "${schedules.namePrefix}-<id>" in the group ${schedules.groupName}; the grant is held to them.`,
+  );
   fn.addEnvironment(ENV.flowScheduleGroup, schedules.groupName);
   if (access === 'manage') {
     fn.addToRolePolicy(
@@ -335,12 +429,16 @@ export function sesIdentityArns(scope: Construct, mailFrom: string): string[] {
  * (SES then also checks `ses:SendEmail` on the configuration set).
  */
 export function bindMail(fn: LambdaFunction, mailFrom: string): void {
+  const identities = sesIdentityArns(fn, mailFrom);
   fn.addToRolePolicy(
     new PolicyStatement({
       actions: ['ses:SendEmail'],
-      resources: sesIdentityArns(fn, mailFrom),
+      resources: identities,
       conditions: { StringEquals: { 'ses:FromAddress': mailFrom } },
     }),
   );
+  for (const identity of identities.filter((arn) => arn.endsWith('/*'))) {
+    acknowledgeWildcardResource(roleOf(fn), identity, 'The sender address is only known at deploy time (a token): any identity of the account, but the ses:FromAddress condition pins the sender.');
+  }
   fn.addEnvironment(ENV.mailFrom, mailFrom);
 }

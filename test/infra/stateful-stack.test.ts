@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
-import { SPILLED_RESPONSES_PREFIX } from '../../lib/stateful-stack.js';
+import { ACCESS_LOG_DAYS, NONCURRENT_VERSION_DAYS, SPILLED_RESPONSES_PREFIX } from '../../lib/stateful-stack.js';
 import { REPO_ROOT, stateful, sfTemplate, logicalId, synthesizeStacks } from '../support/stacks.js';
 
 synthesizeStacks({ bundle: false });
@@ -50,9 +50,9 @@ describe('stateful stack', () => {
     });
   });
 
-  it('has three private, encrypted, TLS-only buckets', () => {
-    sfTemplate.resourceCountIs('AWS::S3::Bucket', 3);
-    for (const bucket of [stateful.dataBucket, stateful.uploadsBucket, stateful.artifactsBucket]) {
+  it('has three private, encrypted, TLS-only buckets, and a fourth like them for their access logs', () => {
+    sfTemplate.resourceCountIs('AWS::S3::Bucket', 4);
+    for (const bucket of [stateful.dataBucket, stateful.uploadsBucket, stateful.artifactsBucket, stateful.accessLogsBucket]) {
       const id = logicalId(bucket);
       const resource = sfTemplate.toJSON().Resources[id];
       expect(resource.Properties).toMatchObject({
@@ -103,6 +103,46 @@ describe('stateful stack', () => {
     expect(artifactRules).toEqual(
       expect.arrayContaining([expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })]),
     );
+  });
+
+  it('expires the data bucket\'s old versions and incomplete multipart uploads (versions are kept for restores, not forever)', () => {
+    const rules: Record<string, any>[] = sfTemplate.toJSON().Resources[logicalId(stateful.dataBucket)].Properties.LifecycleConfiguration.Rules;
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: NONCURRENT_VERSION_DAYS }, ExpiredObjectDeleteMarker: true, Status: 'Enabled' }),
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+      ]),
+    );
+    // Current versions (live graphs and assets) never expire.
+    for (const rule of rules) expect(rule).not.toHaveProperty('ExpirationInDays');
+  });
+
+  it('logs every bucket\'s server access to the access log bucket (each under its own prefix), delivered under a bucket policy', () => {
+    const resources = sfTemplate.toJSON().Resources;
+    const logsId = logicalId(stateful.accessLogsBucket);
+    const prefixes = new Set<string>();
+    for (const bucket of [stateful.dataBucket, stateful.uploadsBucket, stateful.artifactsBucket]) {
+      const logging = resources[logicalId(bucket)].Properties.LoggingConfiguration;
+      expect(logging.DestinationBucketName).toEqual({ Ref: logsId });
+      prefixes.add(logging.LogFilePrefix);
+    }
+    expect(prefixes.size).toBe(3);
+    expect(resources[logsId].Properties.LoggingConfiguration).toBeUndefined();
+    expect(resources[logsId].Properties.AccessControl).toBeUndefined();
+    expect(resources[logsId].Properties.LifecycleConfiguration.Rules).toEqual([expect.objectContaining({ ExpirationInDays: ACCESS_LOG_DAYS, Status: 'Enabled' })]);
+    sfTemplate.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logsId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Allow', Action: 's3:PutObject', Principal: { Service: 'logging.s3.amazonaws.com' } })]),
+      },
+    });
+  });
+
+  it('outputs the table name (TABLE_NAME of the first administrator step) and the bucket names', () => {
+    const outputs = sfTemplate.toJSON().Outputs;
+    expect(outputs.TableName.Value).toEqual({ Ref: logicalId(stateful.table) });
+    expect(outputs.DataBucketName.Value).toEqual({ Ref: logicalId(stateful.dataBucket) });
+    expect(outputs.AccessLogsBucketName.Value).toEqual({ Ref: logicalId(stateful.accessLogsBucket) });
   });
 
   it('expires the key prefix the Lambda adapter spills large responses under', () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ENV } from '../../functions/env-names.js';
-import { FAMILIES, WORKERS, type Family, type FamilySpec, type WorkerSpec } from '../../functions/http/route-table.js';
+import { FAMILIES, WORKERS, type Family, type FlowExecutionUse, type WorkerSpec } from '../../functions/http/route-table.js';
 import { FLOW_EXECUTION_ACTIONS, FLOW_TASK_TOKEN_ACTIONS, FLOW_SCHEDULE_ACTIONS, type AppFunction } from '../../lib/constructs/app-function.js';
 import { FLOW_SCHEDULE_NAME_PREFIX } from '../../functions/adapters/aws/eventbridge-scheduler.js';
 import { FINAL_EXECUTION_STATUSES, FLOW_PREFIX_MAX, defaultFlowPrefix, type Worker } from '../../lib/stateless-stack.js';
@@ -31,21 +31,37 @@ synthesizeStacks({ bundle: false });
 
 describe('stateless stack: workers', () => {
   const invokers = (worker: Worker): readonly Family[] => WORKERS[worker].invokedBy;
+  const workerInvokers = (worker: Worker): readonly string[] => (WORKERS[worker] as WorkerSpec).invokedByWorkers ?? [];
+  /** Whether the declared function is among the worker's invokers (a family in invokedBy, a worker in invokedByWorkers). */
+  const invokes = (d: DeclaredFunction, worker: Worker): boolean =>
+    d.family !== undefined ? invokers(worker).includes(d.family) : workerInvokers(worker).some((w) => stateless.workers[w as Worker] === d.fn());
 
-  it('lets only the invokedBy families invoke each worker, and nothing else invoke anything', () => {
+  it('lets the task worker invoke the import worker (a service action loads the service there) and tells it its name', () => {
+    expect(workerInvokers('importWorker')).toEqual(['flowTaskWorker']);
+    const statements = statementsOf(logicalId(stateless.workers.flowTaskWorker));
+    const invoke = statements.filter((s) => asArray(s.Action).includes('lambda:InvokeFunction'));
+    expect(invoke).toHaveLength(1);
+    expect(asArray(invoke[0]!.Resource)).toEqual([{ 'Fn::GetAtt': [logicalId(stateless.workers.importWorker), 'Arn'] }]);
+    const vars = slResources[logicalId(stateless.workers.flowTaskWorker)]!.Properties.Environment.Variables;
+    expect(vars[ENV.importWorkerFunctionName]).toEqual({ Ref: logicalId(stateless.workers.importWorker) });
+  });
+
+  it('lets only the invokedBy families and invokedByWorkers workers invoke each worker (unqualified ARN only), and nothing else invoke anything', () => {
     const workerIds = new Set(WORKER_NAMES.map((w) => logicalId(stateless.workers[w])));
-    for (const { label, family, fn } of DECLARED) {
+    for (const d of DECLARED) {
+      const { label, fn } = d;
       const statements = statementsOf(logicalId(fn()));
       const lambdaStatements = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('lambda:')));
-      // Only ever lambda:InvokeFunction, and only on workers.
+      // Only ever lambda:InvokeFunction, and only on workers, by their unqualified ARN.
       for (const s of lambdaStatements) {
         expect(asArray(s.Action), label).toEqual(['lambda:InvokeFunction']);
         for (const r of asArray(s.Resource)) {
           const target = [...workerIds].filter((id) => JSON.stringify(r).includes(id));
           expect(target, `${label}: ${JSON.stringify(r)}`).toHaveLength(1);
+          expect(r, label).toEqual({ 'Fn::GetAtt': [target[0], 'Arn'] });
         }
       }
-      const expected = WORKER_NAMES.filter((w) => family !== undefined && invokers(w).includes(family));
+      const expected = WORKER_NAMES.filter((w) => invokes(d, w));
       for (const worker of WORKER_NAMES) {
         const onWorker = actionsOn(statements, logicalId(stateless.workers[worker]));
         if (expected.includes(worker)) expect(onWorker, `${label} must invoke ${worker}`).toContain('lambda:InvokeFunction');
@@ -55,18 +71,20 @@ describe('stateless stack: workers', () => {
     }
   });
 
-  it('tells the invokedBy families (and only them) the worker function name', () => {
+  it('tells the invokedBy families and invokedByWorkers workers (and only them) the worker function name', () => {
     for (const worker of WORKER_NAMES) {
       const { envName } = WORKERS[worker] as WorkerSpec;
       if (!envName) {
-        // Invoked by an AWS service (invokedByService), never by a family.
+        // Invoked by an AWS service (invokedByService), never by a family or worker.
         expect(invokers(worker), worker).toEqual([]);
+        expect(workerInvokers(worker), worker).toEqual([]);
         continue;
       }
       const workerId = logicalId(stateless.workers[worker]);
-      for (const { label, family, fn } of DECLARED) {
+      for (const d of DECLARED) {
+        const { label, fn } = d;
         const vars: Record<string, unknown> = slResources[logicalId(fn())]!.Properties.Environment?.Variables ?? {};
-        if (family && invokers(worker).includes(family)) expect(vars[envName], label).toEqual({ Ref: workerId });
+        if (invokes(d, worker)) expect(vars[envName], label).toEqual({ Ref: workerId });
         else expect(vars, `${label} must not see ${envName}`).not.toHaveProperty(envName);
       }
     }
@@ -107,7 +125,7 @@ describe('stateless stack: flows', () => {
   const spec = (w: Worker): WorkerSpec => WORKERS[w];
   const TASK_WORKER = WORKER_NAMES.filter((w) => spec(w).invokedByService === 'stepFunctions');
   const SETTLE_WORKERS = WORKER_NAMES.filter((w) => spec(w).invokedByService === 'flowExecutionEvents');
-  const FLOW_WORKERS = WORKER_NAMES.filter((w) => spec(w).flows);
+  const usesOf = (d: DeclaredFunction): readonly FlowExecutionUse[] => d.grants.flowExecutions ?? [];
   const ARN = (resource: string, name: string) => `arn:{AWS::Partition}:states:{AWS::Region}:{AWS::AccountId}:${resource}:${name}`;
   const stateMachines = () => ARN('stateMachine', `${stateless.flowStateMachinePrefix}-*`);
   const executions = () => ARN('execution', `${stateless.flowStateMachinePrefix}-*:*`);
@@ -165,6 +183,7 @@ describe('stateless stack: flows', () => {
     const trust = role.Properties.AssumeRolePolicyDocument.Statement as any[];
     expect(trust).toHaveLength(1);
     expect(trust[0]).toMatchObject({ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'states.amazonaws.com' } });
+    // Only the task worker's unqualified ARN (no `:*` versions or aliases).
     expect(trust[0].Condition.StringEquals).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
     expect(render(trust[0].Condition.ArnLike['aws:SourceArn'])).toBe(stateMachines());
     expect(role.Properties.ManagedPolicyArns).toBeUndefined();
@@ -179,25 +198,43 @@ describe('stateless stack: flows', () => {
     for (const st of statements) {
       expect(st.Effect).toBe('Allow');
       expect(asArray(st.Action)).toEqual(['lambda:InvokeFunction']);
+      expect(asArray(st.Resource)).toEqual([fnArn('flowTaskWorker')]);
       for (const r of asArray(st.Resource)) expect(JSON.stringify(r)).toContain(taskWorkerId);
     }
   });
 
-  it('lets the families granted flowExecutions manage only the prefixed state machines and executions, and pass only that role to Step Functions', () => {
-    const managers = FAMILY_NAMES.filter((f) => (FAMILIES[f] as FamilySpec).grants.flowExecutions);
-    expect(managers).toContain('flows');
-    for (const family of managers) {
-      const { states, iam } = flowStatements(stateless.functions[family]);
-      expect(sorted(states.keys()), family).toEqual(sorted([stateMachines(), executions(), '*']));
-      expect(sorted(states.get('*')!), family).toEqual(sorted(FLOW_TASK_TOKEN_ACTIONS));
-      expect(sorted(states.get(stateMachines())!), family).toEqual(
-        sorted(['states:CreateStateMachine', 'states:DeleteStateMachine', 'states:DescribeStateMachine', 'states:StartExecution', 'states:TagResource']),
-      );
-      expect(sorted(states.get(executions())!), family).toEqual(sorted(['states:StopExecution', 'states:DescribeExecution']));
-      expect(sorted(states.get(stateMachines())!)).toEqual(sorted(FLOW_EXECUTION_ACTIONS.manage.stateMachines));
-      // Passing the schedule role (to EventBridge Scheduler) is asserted with the flow schedules.
-      const statesIam = iam.filter((s) => JSON.stringify(s.Resource) !== JSON.stringify(scheduleRoleArn()));
-      expect(statesIam, family).toHaveLength(1);
+  it('declares which FlowExecutor methods each function calls', () => {
+    const declared = Object.fromEntries(DECLARED.filter((d) => d.grants.flowExecutions).map((d) => [d.label, sorted(usesOf(d))]));
+    expect(declared).toEqual({
+      'family accounts': ['discard'],
+      'family flows': sorted(['prepare', 'start', 'abort', 'discard']),
+      'worker flowTaskWorker': ['release'],
+      'worker flowSettle': ['result'],
+      'worker flowScheduleStart': sorted(['prepare', 'start']),
+      'worker flowHookDispatcher': sorted(['prepare', 'release', 'start']),
+    });
+  });
+
+  it('grants each function exactly the Step Functions actions of the methods it calls, on the prefixed state machines and executions only', () => {
+    for (const d of DECLARED) {
+      const uses = usesOf(d);
+      const { states, iam } = flowStatements(d.fn());
+      const expected = new Map<string, string[]>();
+      for (const use of uses) {
+        const actions = FLOW_EXECUTION_ACTIONS[use] as { stateMachines?: readonly string[]; executions?: readonly string[]; any?: readonly string[] };
+        for (const [key, resource] of [['stateMachines', stateMachines()], ['executions', executions()], ['any', '*']] as const) {
+          if (actions[key]) expected.set(resource, [...(expected.get(resource) ?? []), ...actions[key]!]);
+        }
+      }
+      expect(sorted(states.keys()), d.label).toEqual(sorted(expected.keys()));
+      for (const [resource, actions] of expected) expect(sorted(states.get(resource)!), `${d.label} on ${resource}`).toEqual(sorted(new Set(actions)));
+      // Passing the state machine role goes with 'prepare' only (the schedule role is asserted with the flow schedules).
+      const statesIam = iam.filter((st) => JSON.stringify(st.Resource) !== JSON.stringify(scheduleRoleArn()));
+      if (!uses.includes('prepare')) {
+        expect(statesIam, d.label).toEqual([]);
+        continue;
+      }
+      expect(statesIam, d.label).toHaveLength(1);
       expect(statesIam[0]).toMatchObject({
         Effect: 'Allow',
         Action: 'iam:PassRole',
@@ -205,47 +242,54 @@ describe('stateless stack: flows', () => {
         Condition: { StringEquals: { 'iam:PassedToService': 'states.amazonaws.com' } },
       });
     }
+    // What the methods send (step-functions-executor.ts).
+    expect(sorted(FLOW_EXECUTION_ACTIONS.prepare.stateMachines)).toEqual(sorted(['states:CreateStateMachine', 'states:TagResource', 'states:DescribeStateMachine']));
+    expect(FLOW_EXECUTION_ACTIONS.discard.stateMachines).toEqual(['states:DeleteStateMachine']);
+    expect(FLOW_EXECUTION_ACTIONS.release.any).toEqual(FLOW_TASK_TOKEN_ACTIONS);
   });
 
-  it('lets the flow workers only describe the prefixed state machines and executions, and pass no role', () => {
-    expect(sorted(FLOW_WORKERS)).toEqual(sorted([...TASK_WORKER, ...SETTLE_WORKERS]));
-    for (const worker of FLOW_WORKERS) {
-      const { states, iam } = flowStatements(stateless.workers[worker]);
-      expect(sorted(states.keys()), worker).toEqual(sorted([stateMachines(), executions(), '*']));
-      // Task tokens: the task worker ends a wait whose upload already ended.
-      expect(sorted(states.get('*')!), worker).toEqual(sorted(FLOW_TASK_TOKEN_ACTIONS));
-      expect(sorted(states.get(stateMachines())!), worker).toEqual(['states:DescribeStateMachine']);
-      expect(sorted(states.get(executions())!), worker).toEqual(['states:DescribeExecution']);
-      expect(iam, worker).toEqual([]);
-    }
+  it('lets the accounts family delete state machines (deleting an account removes its flows), and nothing else of Step Functions', () => {
+    const { states, iam } = flowStatements(stateless.functions.accounts);
+    expect([...states.keys()]).toEqual([stateMachines()]);
+    expect([...states.get(stateMachines())!]).toEqual(['states:DeleteStateMachine']);
+    expect(iam.filter((st) => JSON.stringify(st.Resource) === JSON.stringify(roleArn()))).toEqual([]);
+    expect(varsOf(stateless.functions.accounts)[ENV.flowStateMachinePrefix]).toBe(stateless.flowStateMachinePrefix);
+  });
+
+  it('gives task-token actions only to the functions that release waits (the task worker and the hook dispatcher)', () => {
+    const holders = DECLARED.filter((d) => statementsOf(logicalId(d.fn())).some((st) => asArray(st.Action).some((a) => (FLOW_TASK_TOKEN_ACTIONS as readonly string[]).includes(a))));
+    expect(sorted(holders.map((d) => d.label))).toEqual(['worker flowHookDispatcher', 'worker flowTaskWorker']);
   });
 
   it('gives no other function any Step Functions or IAM permission', () => {
-    for (const { label, family, fn, grants } of DECLARED) {
-      const isFlow = family ? Boolean((FAMILIES[family] as FamilySpec).grants.flowExecutions) : Boolean(grants.flowExecutions) || FLOW_WORKERS.some((w) => stateless.workers[w] === fn());
-      if (isFlow) continue;
-      const actions = statementsOf(logicalId(fn())).flatMap((st) => asArray(st.Action));
-      expect(actions.filter((a) => a.startsWith('states:') || a.startsWith('iam:')), label).toEqual([]);
+    for (const d of DECLARED) {
+      if (usesOf(d).length > 0) continue;
+      const actions = statementsOf(logicalId(d.fn())).flatMap((st) => asArray(st.Action));
+      const scheduleManager = d.grants.flowSchedules === 'manage';
+      expect(actions.filter((a) => a.startsWith('states:') || (a.startsWith('iam:') && !scheduleManager)), d.label).toEqual([]);
     }
   });
 
-  it('sets the flows env exactly on the functions that run flows (the task worker is not told its own ARN)', () => {
-    for (const { label, fn, grants } of DECLARED) {
-      const vars = varsOf(fn());
-      // The flows family, and the schedule-start worker (it starts runs too).
-      const manager = Boolean(grants.flowExecutions);
-      const worker = FLOW_WORKERS.find((w) => stateless.workers[w] === fn());
-      if (!manager && !worker) {
+  it('sets the flows env exactly on the functions that use executions; role and task worker only where they prepare (never on the task worker)', () => {
+    for (const d of DECLARED) {
+      const vars = varsOf(d.fn());
+      const uses = usesOf(d);
+      if (uses.length === 0) {
         for (const name of [ENV.flowStateMachinePrefix, ENV.flowStateMachineRoleArn, ENV.flowTaskWorkerArn]) {
-          expect(vars, `${label} must not see ${name}`).not.toHaveProperty(name);
+          expect(vars, `${d.label} must not see ${name}`).not.toHaveProperty(name);
         }
         continue;
       }
-      expect(vars[ENV.flowStateMachinePrefix], label).toBe(stateless.flowStateMachinePrefix);
-      expect(vars[ENV.flowStateMachineRoleArn], label).toEqual(roleArn());
-      if (worker === 'flowTaskWorker') expect(vars, label).not.toHaveProperty(ENV.flowTaskWorkerArn);
-      else expect(vars[ENV.flowTaskWorkerArn], label).toEqual(fnArn('flowTaskWorker'));
+      expect(vars[ENV.flowStateMachinePrefix], d.label).toBe(stateless.flowStateMachinePrefix);
+      if (uses.includes('prepare')) {
+        expect(vars[ENV.flowStateMachineRoleArn], d.label).toEqual(roleArn());
+        expect(vars[ENV.flowTaskWorkerArn], d.label).toEqual(fnArn('flowTaskWorker'));
+      } else {
+        expect(vars, d.label).not.toHaveProperty(ENV.flowStateMachineRoleArn);
+        expect(vars, d.label).not.toHaveProperty(ENV.flowTaskWorkerArn);
+      }
     }
+    expect(varsOf(stateless.workers.flowTaskWorker)).not.toHaveProperty(ENV.flowTaskWorkerArn);
   });
 
   it("sends our state machines' final execution statuses, and only those, to the settle worker", () => {
@@ -311,11 +355,10 @@ describe('stateless stack: flows', () => {
       expect(SCHEDULE_START).toEqual(['flowScheduleStart']);
       expect(WORKERS.flowScheduleStart).toMatchObject({
         handler: 'flow-schedule-start',
-        grants: { table: 'RW', flowExecutions: true, flowSchedules: 'remove' },
+        grants: { table: 'RW', flowExecutions: ['prepare', 'start'], flowSchedules: 'remove' },
         invokedBy: [],
         invokedByService: 'flowSchedules',
       });
-      expect(spec('flowScheduleStart').flows).toBeUndefined();
       expect(FAMILIES.flows.grants.flowSchedules).toBe('manage');
       // Removing a user removes their schedules.
       expect(FAMILIES.accounts.grants.flowSchedules).toBe('remove');
@@ -352,6 +395,7 @@ describe('stateless stack: flows', () => {
       for (const st of statements) {
         expect(st.Effect).toBe('Allow');
         expect(asArray(st.Action)).toEqual(['lambda:InvokeFunction']);
+        expect(asArray(st.Resource)).toEqual([fnArn('flowScheduleStart')]);
         for (const r of asArray(st.Resource)) expect(JSON.stringify(r)).toContain(targetId);
       }
       // No resource policy: the role's own permission is what lets EventBridge Scheduler invoke it.
@@ -402,12 +446,11 @@ describe('stateless stack: flows', () => {
       }
     });
 
-    it('lets the schedule-start worker start runs as the flows family does: manage the prefixed state machines, pass only their role to Step Functions', () => {
+    it('lets the schedule-start worker start runs as the flows family does: prepare and start the prefixed state machines, pass only their role to Step Functions', () => {
       for (const worker of SCHEDULE_START) {
         const { states, iam } = flowStatements(stateless.workers[worker]);
-        expect(sorted(states.keys()), worker).toEqual(sorted([stateMachines(), executions(), '*']));
-        expect(sorted(states.get(stateMachines())!), worker).toEqual(sorted(FLOW_EXECUTION_ACTIONS.manage.stateMachines));
-        expect(sorted(states.get(executions())!), worker).toEqual(sorted(FLOW_EXECUTION_ACTIONS.manage.executions));
+        expect(sorted(states.keys()), worker).toEqual([stateMachines()]);
+        expect(sorted(states.get(stateMachines())!), worker).toEqual(sorted([...FLOW_EXECUTION_ACTIONS.prepare.stateMachines, ...FLOW_EXECUTION_ACTIONS.start.stateMachines]));
         expect(iam, worker).toHaveLength(1);
         expect(iam[0]).toMatchObject({ Action: 'iam:PassRole', Resource: roleArn(), Condition: { StringEquals: { 'iam:PassedToService': 'states.amazonaws.com' } } });
         const vars = varsOf(stateless.workers[worker]);
