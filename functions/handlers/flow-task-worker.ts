@@ -18,14 +18,16 @@ const isUploadWait = (event: WorkerEvent): boolean => {
  * machine's Catch records it and ends the run). A data upload hook's `upload.wait` state invokes
  * it through the task-token integration: it records the token and returns at once.
  */
-const base = async (event: WorkerEvent): Promise<unknown> => {
+const base = async (event: WorkerEvent, context?: { getRemainingTimeInMillis?: () => number }): Promise<unknown> => {
   const task = event as TaskInvocation;
   if (!event || (!isUploadWait(event) && (typeof task.taskId !== 'string' || typeof task.type !== 'string' || !task.state))) {
     throw new Error('flow-task-worker: the event is not a task invocation');
   }
   const services = await awsServices();
   // Step Functions needs a JSON value back; undefined would leave the task's output empty.
-  return (await services.flowRuntime.runTask(event)) ?? {};
+  // A task cannot outlive this function (15 minutes at most on AWS): it ends, recorded, just before.
+  const timeLeftMs = context?.getRemainingTimeInMillis?.();
+  return (await services.flowRuntime.runTask(event, timeLeftMs !== undefined ? { timeLeftMs } : {})) ?? {};
 };
 
 export const handler = middy<WorkerEvent, unknown>(base).use(awsLambda.middlewares);

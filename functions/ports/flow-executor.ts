@@ -50,6 +50,11 @@ export type UploadWaitInvocation =
  * execution ends. On AWS these are the task-worker Lambda and the execution-status-change rule.
  */
 export interface FlowRuntimeHooks {
-  runTask(invocation: TaskInvocation | UploadWaitInvocation): Promise<unknown>;
+  /**
+   * `timeLeftMs`: how long the caller may still run (AWS: the task worker Lambda's remaining
+   * time); a task still working shortly before then fails, saying so, while its record can be
+   * written. Absent: no limit (the embedded platform).
+   */
+  runTask(invocation: TaskInvocation | UploadWaitInvocation, options?: { timeLeftMs?: number }): Promise<unknown>;
   settle(runId: string, result: ExecutionResult): Promise<void>;
 }

@@ -93,6 +93,8 @@ beforeAll(async () => {
     [ENV.artifactsBucketName]: 'artifacts',
     [ENV.uploadsBucketName]: 'uploads',
     [ENV.publicApiUrl]: API_URL,
+    // The tests' own HTTP servers are on loopback.
+    [ENV.outboundAllowPrivateNetworks]: 'true',
     AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`,
     AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Port}`,
     AWS_ENDPOINT_URL_SFN: awsUrl,
@@ -363,5 +365,33 @@ describe('flows on the AWS composition', () => {
     calls.length = 0;
     await watchdog.handler({} as never, context);
     expect(calls.filter((c) => c.action === 'DescribeExecution' && c.input.executionArn === going)).toEqual([]);
+  });
+
+  it('a task still working when the task worker function is about to end fails, recorded, instead of being cut off unrecorded', async () => {
+    const { services, token, session } = await operator();
+    const hanging = createServer(() => {});
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/slow`;
+      const id = `slow-${++seq}`;
+      const task = { id: 'call', label: 'Call', type: 'httpRequest', settings: { url } };
+      const created = await invoke('flows', event('POST', '/flows/blueprints/ops', { headers: session, body: { id, name: id, accessLevel: 'Private', tasks: [task], connections: [] } }));
+      expect(created.statusCode, created.body).toBe(201);
+      calls.length = 0;
+      const started = await invoke('flows', event('POST', `/flows/blueprints/ops/${id}/run`, { token }));
+      expect(started.statusCode, started.body).toBe(201);
+      const input = JSON.parse(String(calls.find((c) => c.action === 'StartExecution')!.input.input)) as { run: unknown; variables: Record<string, string> };
+
+      // Step Functions invokes the worker with the Task state's Parameters; 21 s are left of the function.
+      const worker = await import('../../functions/handlers/flow-task-worker.js');
+      const nearlyOut = { getRemainingTimeInMillis: () => 21_000 } as Context;
+      const invocation = { taskId: task.id, type: task.type, label: task.label, settings: task.settings, state: { ...input, tasks: {} } };
+      await expect(worker.handler(invocation as never, nearlyOut)).rejects.toThrow(/still working after 1 s, the most one task may run on this deployment/);
+      const instance = await services.platform.flows.getTaskInstance(started.json.id, 'call');
+      expect(instance).toMatchObject({ status: 'failed', error: expect.stringMatching(/the most one task may run on this deployment/) });
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise((r) => hanging.close(r));
+    }
   });
 });

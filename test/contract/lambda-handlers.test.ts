@@ -91,6 +91,8 @@ beforeAll(async () => {
     [ENV.flowStateMachinePrefix]: 'test-flow',
     [ENV.flowStateMachineRoleArn]: 'arn:aws:iam::123456789012:role/flows',
     [ENV.flowTaskWorkerArn]: ACCOUNT_ARN,
+    // As the stack sets it on every function: runs started by hooks need it (issue 13).
+    [ENV.publicApiUrl]: 'https://api.example.org',
   });
   client = new DynamoDBClient({});
   await ensureTable(client, 'platform-lambda-test');

@@ -35,7 +35,7 @@ export class TaskWorker {
     private readonly taskServices: TaskServices,
   ) {}
 
-  async runTask(invocation: TaskInvocation | UploadWaitInvocation): Promise<unknown> {
+  async runTask(invocation: TaskInvocation | UploadWaitInvocation, options: { timeLeftMs?: number } = {}): Promise<unknown> {
     // The `upload.wait` state invokes the worker through the task-token integration: the token is
     // recorded and the worker returns (the executor keeps the execution waiting for its release).
     const payload = 'Payload' in invocation ? invocation.Payload : 'kind' in invocation ? invocation : undefined;
@@ -43,10 +43,10 @@ export class TaskWorker {
       await this.uploadWaits.tokenReceived(String(payload.runId), String(payload.taskToken));
       return {};
     }
-    return this.runFlowTask(invocation as TaskInvocation);
+    return this.runFlowTask(invocation as TaskInvocation, options.timeLeftMs);
   }
 
-  private async runFlowTask(invocation: TaskInvocation): Promise<unknown> {
+  private async runFlowTask(invocation: TaskInvocation, timeLeftMs?: number): Promise<unknown> {
     const doc = (invocation.state.run ?? {}) as Partial<ExecutionInput['run']>;
     const runId = String(doc.id ?? '');
     // Everything the task needs is read at once; the execution input names the flow version and
@@ -118,7 +118,7 @@ export class TaskWorker {
         },
       };
       // Outputs travel in the execution history and are shown to readers: never with a secret.
-      const raw = await runTaskOfType(invocation.type, context, this.taskServices, await this.flows.getSwitches());
+      const raw = await withinTimeLeft(runTaskOfType(invocation.type, context, this.taskServices, await this.flows.getSwitches()), timeLeftMs, this.platform.clock);
       const output = raw === undefined ? {} : secrets.value(raw);
       instance.status = 'finished';
       instance.finishedAt = this.platform.clock.now().toISOString();
@@ -153,6 +153,32 @@ export class TaskWorker {
     const run = await this.platform.flows.getRun(runId);
     if (!run) return;
     await this.platform.flows.updateRun({ ...run, description });
+  }
+}
+
+/** Time kept back from the worker's limit to record a task cut short (two writes). */
+export const RECORD_MARGIN_MS = 20_000;
+
+/**
+ * The task's work, unless the worker's own time runs out first: then it fails with what happened
+ * (on AWS the task worker Lambda has at most 15 minutes; the Timeout of a task may be longer, but
+ * no single task can outrun its worker). A Wait task is not affected: its waiting is a state of
+ * the run, not work of the worker.
+ */
+async function withinTimeLeft<T>(work: Promise<T>, timeLeftMs: number | undefined, clock: { after(ms: number, action: () => void): () => void }): Promise<T> {
+  if (timeLeftMs === undefined) return work;
+  const budget = Math.max(0, timeLeftMs - RECORD_MARGIN_MS);
+  let cancel = () => {};
+  const cut = new Promise<never>((_, reject) => {
+    cancel = clock.after(budget, () =>
+      reject(new TaskFailure(`The task was still working after ${Math.round(budget / 1000)} s, the most one task may run on this deployment (the task worker's time limit); split the work into smaller tasks or files.`)),
+    );
+  });
+  try {
+    return await Promise.race([work, cut]);
+  } finally {
+    cancel();
+    work.catch(() => {});
   }
 }
 
