@@ -48,7 +48,7 @@ function bucketStores(s3: () => S3Client): Blobs {
   return { data: store(ENV.dataBucketName), uploads: store(ENV.uploadsBucketName), artifacts: store(ENV.artifactsBucketName) };
 }
 
-/** Only the imports family starts background work; elsewhere a task is a programming error. */
+/** Only the functions told the import worker (imports, services, the flow task worker) start background work; elsewhere a task is a programming error. */
 function taskQueue(): TaskQueue {
   const worker = process.env[ENV.importWorkerFunctionName];
   if (worker) return new LambdaTaskQueue(new LambdaClient({}), worker);
