@@ -197,7 +197,8 @@ export class AwsEndpoint {
 
   private s3Requests(method: string, url: URL, headers: IncomingMessage['headers'], body: Buffer): { requests: IamRequest[]; bucket: string; key?: string } {
     const [, bucket = '', ...rest] = url.pathname.split('/');
-    const key = rest.length ? decodeURIComponent(rest.join('/')) : undefined;
+    // `/bucket` and `/bucket/` are the bucket; anything after is the object key.
+    const key = rest.join('/') ? decodeURIComponent(rest.join('/')) : undefined;
     const q = url.searchParams;
     const b = `arn:aws:s3:::${bucket}`;
     const o = `${b}/${key}`;
@@ -299,12 +300,17 @@ export class AwsEndpoint {
     return 'accepted';
   }
 
-  /** Lambda's asynchronous invocation: queued, retried `retries` times on error (without Lambda's back-off waits). */
+  /**
+   * Lambda's asynchronous invocation: queued, retried `retries` times on error. Lambda waits about
+   * a minute, then two, between attempts; the harness waits half a second per attempt, so a retry
+   * still comes after the work that was racing it.
+   */
   invokeAsync(fn: DeployedFunction, payload: unknown, retries: number): void {
     this.track(
       (async () => {
         let last: unknown;
         for (let attempt = 0; attempt <= retries; attempt++) {
+          if (attempt > 0) await new Promise((r) => setTimeout(r, 500 * attempt));
           const r = await this.o.runtime.invoke(fn, payload, { async: true });
           if (r.ok) return;
           last = r.error;

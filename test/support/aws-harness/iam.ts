@@ -26,8 +26,25 @@ export interface RemovedGrant {
   action: string;
 }
 
-/** Keys whose values IAM treats as lists. */
+/**
+ * Keys the service authorization reference types as lists. EventBridge authorizes PutEvents entry
+ * by entry, each with one source and detail type, and its own documented policies (and CDK's)
+ * use plain `StringEquals` on them; the simulator requires a set operator on list keys, so such
+ * conditions are read as `ForAnyValue:` over the entry's one value, which is the same test.
+ */
 const ARRAY_KEYS = new Set(['events:source', 'events:detail-type']);
+
+function withSetOperators(condition: Record<string, Record<string, unknown>> | undefined): Record<string, Record<string, unknown>> | undefined {
+  if (!condition) return condition;
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [operator, keys] of Object.entries(condition)) {
+    for (const [key, value] of Object.entries(keys)) {
+      const op = ARRAY_KEYS.has(key.toLowerCase()) && !operator.includes(':') ? `ForAnyValue:${operator}` : operator;
+      out[op] = { ...out[op], [key]: value };
+    }
+  }
+  return out;
+}
 
 export class IamEvaluator {
   private readonly cache = new Map<string, Promise<IamDecision>>();
@@ -55,7 +72,8 @@ export class IamEvaluator {
       name: p.name,
       policy: {
         ...p.document,
-        Statement: p.document.Statement.map((s: any) => {
+        Statement: p.document.Statement.map((original: any) => {
+          const s = original.Condition ? { ...original, Condition: withSetOperators(original.Condition) } : original;
           if (removed.length === 0 || s.Effect !== 'Allow') return s;
           const actions = (Array.isArray(s.Action) ? s.Action : [s.Action]) as string[];
           const kept = actions.filter((a) => !removed.includes(a.toLowerCase()));

@@ -62,6 +62,11 @@ export async function synthesizedApp(): Promise<string> {
     mailFrom: app.node.tryGetContext('mailFrom'),
   });
   app.synth();
+  // Older synths (other sources) go once nobody can still be using them (an hour old).
+  for (const old of readdirSync(root)) {
+    const path = join(root, old);
+    if (path !== staging && statSync(path).mtimeMs < Date.now() - 3_600_000) rmSync(path, { recursive: true, force: true });
+  }
   try {
     renameSync(staging, dir);
   } catch (e) {
