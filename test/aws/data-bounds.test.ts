@@ -28,7 +28,7 @@ function form(fileName: string, bytes: Buffer): FormData {
 }
 
 describe('on AWS: stored files and large responses', () => {
-  it('an asset download is a 302 to a presigned S3 link to the asset's object; no function carries the bytes', async () => {
+  it('an asset download is a 302 to a presigned S3 link to the asset object; no function carries the bytes', async () => {
     await aws.createDataset('alice', 'files', 'private', alice);
     const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 256));
     const up = await fetch(`${aws.url}/datasets/alice/files/assets`, { method: 'POST', headers: { authorization: `Bearer ${alice}` }, body: form('photo.bin', bytes) });
