@@ -23,7 +23,7 @@ afterAll(async () => {
 
 function form(fileName: string, bytes: Buffer): FormData {
   const body = new FormData();
-  body.append('file', new Blob([bytes]), fileName);
+  body.append('file', new Blob([new Uint8Array(bytes)]), fileName);
   return body;
 }
 
