@@ -171,6 +171,7 @@ describe('AWS: deleting an account', () => {
     }
     const org = (await services.platform.store.getAccountByName('leaving'))!;
     const first = (await services.platform.store.getDataset(org.uid, 'first'))!;
+    expect((await invoke('services', event('POST', '/datasets/leaving/first/services', { token, body: { name: 'sparql', type: 'virtuoso' } }))).statusCode).toBe(201);
     // The data bucket cannot be read (as with a missing grant): every blob removal fails.
     await s3.send(new DeleteBucketCommand({ Bucket: 'data' }));
     try {
@@ -188,6 +189,7 @@ describe('AWS: deleting an account', () => {
     expect((await invoke('accounts', event('GET', '/accounts/leaving', { token }))).statusCode).toBe(404);
     expect(await services.platform.blobs.data.head(leftover)).toBeNull();
     expect(await services.platform.store.getDatasetById(first.id)).toBeNull();
+    expect(await services.platform.store.listServices(first.id)).toEqual([]);
   });
 });
 

@@ -138,13 +138,14 @@ export class DatasetService {
   }
 
   /**
-   * Removes what a deleted dataset owned: jobs, assets and every blob under its prefix. The
+   * Removes what a deleted dataset owned: jobs, assets, service records and every blob under its prefix. The
    * dataset record goes first, so a failure here leaves unreachable leftovers, never a half dataset.
    */
   async removeContents(datasetId: string): Promise<void> {
     const { store, blobs } = this.platform;
     for (const job of await store.listJobs(datasetId)) await store.deleteJob(datasetId, job.jobId);
     for (const asset of await store.listAssets(datasetId)) await store.deleteAsset(datasetId, asset.identifier);
+    for (const service of await store.listServices(datasetId)) await store.deleteService(datasetId, service.name);
     for await (const blob of blobs.data.list(`datasets/${datasetId}/`)) await blobs.data.delete(blob.key);
   }
 
