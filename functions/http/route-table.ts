@@ -21,7 +21,7 @@ export type BucketAccess = Access | 'delete';
  * FlowExecutor methods it calls (functions/adapters/aws/step-functions-executor.ts). Each grants
  * exactly the actions that method sends, scoped to the flows' name prefix.
  */
-export type FlowExecutionUse = 'prepare' | 'start' | 'abort' | 'result' | 'discard' | 'release';
+export type FlowExecutionUse = 'prepare' | 'start' | 'abort' | 'result' | 'status' | 'discard' | 'release';
 
 export interface FamilySpec {
   /**
@@ -35,7 +35,7 @@ export interface FamilySpec {
     artifactsBucket?: BucketAccess;
     /**
      * The FlowExecutor methods it calls: 'prepare' creates state machines (and passes their role),
-     * 'start' starts executions, 'abort' stops them, 'result' reads how one ended, 'discard'
+     * 'start' starts executions, 'abort' stops them, 'result' and 'status' read how one ended, 'discard'
      * deletes state machines, 'release' ends a task-token wait. Any of them sets the flows env.
      */
     flowExecutions?: readonly FlowExecutionUse[];

@@ -289,6 +289,7 @@ export const FLOW_EXECUTION_ACTIONS = {
   start: { stateMachines: ['states:StartExecution'] },
   abort: { executions: ['states:StopExecution'] },
   result: { executions: ['states:DescribeExecution'] },
+  status: { executions: ['states:DescribeExecution'] },
   discard: { stateMachines: ['states:DeleteStateMachine'] },
   release: { any: FLOW_TASK_TOKEN_ACTIONS },
 } as const satisfies Record<FlowExecutionUse, { stateMachines?: readonly string[]; executions?: readonly string[]; any?: readonly string[] }>;
