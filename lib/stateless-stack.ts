@@ -3,7 +3,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, Token, type StackProps } fro
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, type ThrottleSettings } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Match as EventMatch, Rule } from 'aws-cdk-lib/aws-events';
+import { Match as EventMatch, Rule, Schedule as EventSchedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -127,6 +127,8 @@ export class StatelessStack extends Stack {
   readonly assetStoredRule: Rule;
   /** Sends our upload events (`Import started`, `Import finished`) to the hook dispatcher. */
   readonly uploadEventsRule: Rule;
+  /** Invoke the watchdog worker(s) every 5 minutes. */
+  readonly watchdogRules: Rule[] = [];
   /** Sender address (MAIL_FROM) of the functions granted `mail`. */
   readonly mailFrom: string;
   /** PUBLIC_API_URL of every function. */
@@ -352,6 +354,16 @@ export class StatelessStack extends Stack {
     for (const name of hookWorkers) {
       this.assetStoredRule.addTarget(new LambdaTarget(workers[name], RULE_TARGET_RETRY));
       this.uploadEventsRule.addTarget(new LambdaTarget(workers[name], RULE_TARGET_RETRY));
+    }
+
+    // The watchdog settles what stopped reporting and finishes what was left (WORKERS.watchdog).
+    for (const name of invokedBy('watchdogSchedule')) {
+      const rule = new Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Schedule`, {
+        description: 'Every 5 minutes: settles flow runs and import jobs that stopped reporting, finishes flow removals',
+        schedule: EventSchedule.rate(Duration.minutes(5)),
+        targets: [new LambdaTarget(workers[name], RULE_TARGET_RETRY)],
+      });
+      this.watchdogRules.push(rule);
     }
 
     for (const route of ROUTES) {

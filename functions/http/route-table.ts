@@ -276,7 +276,8 @@ export const routeKey = (r: Pick<RouteSpec, 'method' | 'path'>): string => `${r.
  *   invokes it asynchronously) or `flowSchedules` (EventBridge Scheduler invokes it asynchronously,
  *   through the schedule role, when a flow schedule is due) or `uploadEvents` (two EventBridge
  *   rules invoke it asynchronously: the data bucket's S3 `Object Created` events for asset files,
- *   and our own `Import started` / `Import finished` events).
+ *   and our own `Import started` / `Import finished` events) or `watchdogSchedule` (an EventBridge
+ *   rule invokes it every few minutes).
  * - `invokedByWorkers`: other workers that invoke it asynchronously, as `invokedBy` families do
  *   (the flow task worker loads a service through the import worker).
  * `grants.flowExecutions` says which FlowExecutor methods the worker calls; never 'prepare' for
@@ -292,7 +293,7 @@ export interface WorkerSpec {
   invokedByWorkers?: readonly string[];
   /** Required when `invokedBy` or `invokedByWorkers` is not empty. */
   envName?: EnvName;
-  invokedByService?: 'stepFunctions' | 'flowExecutionEvents' | 'flowSchedules' | 'uploadEvents';
+  invokedByService?: 'stepFunctions' | 'flowExecutionEvents' | 'flowSchedules' | 'uploadEvents' | 'watchdogSchedule';
 }
 
 export const WORKERS = {
@@ -350,5 +351,20 @@ export const WORKERS = {
     timeoutSeconds: 300,
     invokedBy: [],
     invokedByService: 'uploadEvents',
+  },
+  /**
+   * The watchdog (handlers/watchdog.ts), every few minutes: nothing is stranded when a function
+   * was cut short or an event lost. Flows: runs whose execution ended or never existed are
+   * settled (result: DescribeExecution; mail: a failed run's email), recorded flow removals go on
+   * (discard: DeleteStateMachine; table RW: versions, runs). Imports: jobs whose worker was cut
+   * off end in error (data and uploads buckets, upload events), superseded graph blobs go.
+   */
+  watchdog: {
+    handler: 'watchdog',
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', uploadEvents: true, flowExecutions: ['result', 'discard'], mail: true },
+    memoryMb: 1024,
+    timeoutSeconds: 300,
+    invokedBy: [],
+    invokedByService: 'watchdogSchedule',
   },
 } as const satisfies Record<string, WorkerSpec>;

@@ -135,7 +135,7 @@ describe('stateless stack: flow hooks, upload events and email', () => {
 
   it('lets exactly the imports family and the import worker put events, only on the default bus and only with the upload source', () => {
     const putters = DECLARED.filter((d) => d.grants.uploadEvents);
-    expect(sorted(putters.map((d) => d.label))).toEqual(['family imports', 'worker importWorker']);
+    expect(sorted(putters.map((d) => d.label))).toEqual(['family imports', 'worker importWorker', 'worker watchdog']);
     for (const d of DECLARED) {
       const events = statementsWith(d.fn(), 'events');
       if (!d.grants.uploadEvents) {
@@ -153,7 +153,7 @@ describe('stateless stack: flow hooks, upload events and email', () => {
     // Settling sends failure emails: the flows family (abort), the settle worker, and the run
     // starters (a run that fails to start settles failed); the task worker has the Send email task.
     expect(sorted(senders.map((d) => d.label))).toEqual(
-      sorted(['family flows', 'worker flowSettle', 'worker flowTaskWorker', 'worker flowScheduleStart', 'worker flowHookDispatcher']),
+      sorted(['family flows', 'worker flowSettle', 'worker flowTaskWorker', 'worker flowScheduleStart', 'worker flowHookDispatcher', 'worker watchdog']),
     );
     const identity = (name: string) => `arn:{AWS::Partition}:ses:{AWS::Region}:{AWS::AccountId}:identity/${name}`;
     expect(stateless.mailFrom).toBe(DEFAULT_MAIL_FROM);
@@ -245,7 +245,7 @@ describe('stateless stack: HTTP API', () => {
     }
     for (const [, p] of others) {
       expect(p.Properties.Principal).toBe('events.amazonaws.com');
-      const rules = [stateless.flowExecutionEndedRule, stateless.assetStoredRule, stateless.uploadEventsRule];
+      const rules = [stateless.flowExecutionEndedRule, stateless.assetStoredRule, stateless.uploadEventsRule, ...stateless.watchdogRules];
       expect(rules.map((r) => ({ 'Fn::GetAtt': [logicalId(r), 'Arn'] }))).toContainEqual(p.Properties.SourceArn);
     }
   });

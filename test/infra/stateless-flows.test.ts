@@ -212,6 +212,7 @@ describe('stateless stack: flows', () => {
       'worker flowSettle': ['result'],
       'worker flowScheduleStart': sorted(['prepare', 'start']),
       'worker flowHookDispatcher': sorted(['prepare', 'release', 'start']),
+      'worker watchdog': sorted(['discard', 'result']),
     });
   });
 
@@ -293,10 +294,15 @@ describe('stateless stack: flows', () => {
   });
 
   it("sends our state machines' final execution statuses, and only those, to the settle worker", () => {
-    // The flow rule, the two flow hook rules (see flow hooks), nothing else.
+    // The flow rule, the two flow hook rules (see flow hooks), the watchdog's schedule, nothing else.
     const rules = ofType('AWS::Events::Rule');
+    expect(stateless.watchdogRules).toHaveLength(1);
+    // The watchdog's: every 5 minutes, to the watchdog worker only.
+    const watchdogRule = rules.find(([id]) => id === logicalId(stateless.watchdogRules[0]!))![1];
+    expect(watchdogRule.Properties.ScheduleExpression).toBe('rate(5 minutes)');
+    expect(watchdogRule.Properties.Targets.map((t: { Arn: unknown }) => t.Arn)).toEqual([fnArn('watchdog')]);
     expect(sorted(rules.map(([id]) => id))).toEqual(
-      sorted([stateless.flowExecutionEndedRule, stateless.assetStoredRule, stateless.uploadEventsRule].map(logicalId)),
+      sorted([stateless.flowExecutionEndedRule, stateless.assetStoredRule, stateless.uploadEventsRule, ...stateless.watchdogRules].map(logicalId)),
     );
     const [ruleId, rule] = rules.find(([id]) => id === logicalId(stateless.flowExecutionEndedRule))!;
     expect(rule.Properties.State).toBe('ENABLED');
