@@ -367,7 +367,7 @@ export class AwsEndpoint {
     const event = { version: '0', id: randomUUID(), 'detail-type': e['detail-type'], source: e.source, account: ACCOUNT, time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), region: REGION, resources: e.resources ?? [], detail: e.detail };
     this.events.push(event);
     for (const rule of this.o.app.rules) {
-      if (!matchesPattern(rule.pattern, event)) continue;
+      if (!rule.pattern || !matchesPattern(rule.pattern, event)) continue;
       for (const target of rule.targets) {
         const fn = this.o.runtime.byName(target.arn);
         // EventBridge's own retries (when it cannot invoke) are not modelled; Lambda's async retries are.
@@ -375,6 +375,17 @@ export class AwsEndpoint {
       }
     }
     return event.id;
+  }
+
+  /** A scheduled EventBridge rule's turn: its targets get the "Scheduled Event" (or the target's Input), asynchronously. */
+  fireRule(logicalIdPrefix: string): void {
+    const rule = this.o.app.rules.find((r) => r.schedule && r.logicalId.startsWith(logicalIdPrefix));
+    if (!rule) throw new Error(`harness: no scheduled rule ${logicalIdPrefix} (have: ${this.o.app.rules.filter((r) => r.schedule).map((r) => r.logicalId).join(', ') || 'none'})`);
+    const event = { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', account: ACCOUNT, time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), region: REGION, resources: [`arn:aws:events:${REGION}:${ACCOUNT}:rule/${rule.logicalId}`], detail: {} };
+    for (const target of rule.targets) {
+      const fn = this.o.runtime.byName(target.arn);
+      if (fn) this.invokeAsync(fn, target.input ? JSON.parse(target.input) : event, fn.asyncRetries);
+    }
   }
 
   // ---- Step Functions: state machines and executions run by aws-local-stepfunctions.

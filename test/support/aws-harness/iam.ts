@@ -20,7 +20,11 @@ export interface IamDecision {
   message: string;
 }
 
-/** A grant to take away: `action` (exact, e.g. `s3:DeleteObject`) from the role of `functionOrRole` (a function's or role's logical id prefix). */
+/**
+ * A grant to take away: `action` (e.g. `s3:DeleteObject`) from the role of `functionOrRole` (a
+ * function's or role's logical id, or its start). Every action pattern of the role's statements
+ * that covers it goes (so removing `s3:DeleteObject` also removes a granted `s3:DeleteObject*`).
+ */
 export interface RemovedGrant {
   functionOrRole: string;
   action: string;
@@ -68,6 +72,7 @@ export class IamEvaluator {
     const role = this.app.roles.get(roleLogicalId);
     if (!role) throw new Error(`harness: no role ${roleLogicalId}`);
     const removed = this.removed.filter((r) => this.roleOf(r.functionOrRole) === roleLogicalId).map((r) => r.action.toLowerCase());
+    const covers = (pattern: string, action: string) => new RegExp(`^${pattern.toLowerCase().split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(action);
     return role.policies.map((p) => ({
       name: p.name,
       policy: {
@@ -76,7 +81,7 @@ export class IamEvaluator {
           const s = original.Condition ? { ...original, Condition: withSetOperators(original.Condition) } : original;
           if (removed.length === 0 || s.Effect !== 'Allow') return s;
           const actions = (Array.isArray(s.Action) ? s.Action : [s.Action]) as string[];
-          const kept = actions.filter((a) => !removed.includes(a.toLowerCase()));
+          const kept = actions.filter((a) => !removed.some((r) => covers(a, r)));
           // A statement left with no action grants nothing: keep its shape with an action nobody calls.
           return { ...s, Action: kept.length > 0 ? kept : ['harness:Nothing'] };
         }),

@@ -32,6 +32,8 @@
  *   await aws.invoke('FlowSettle', event);           // logical id prefix, name or ARN
  *   // Fire a schedule as EventBridge Scheduler would (invokes its target as the schedule role):
  *   aws.fireSchedule(name);                          // names: [...aws.endpoint.schedules.values()]
+ *   // Fire a scheduled EventBridge rule of the template (its targets get the Scheduled Event):
+ *   aws.fireRule('Watchdog');                        // logical id prefix
  *   // Wait until no asynchronous invocation, event or execution is under way:
  *   await aws.idle();
  *
@@ -194,6 +196,11 @@ export class AwsHarness {
 
   fireSchedule(name: string): void {
     this.endpoint.fireSchedule(name);
+  }
+
+  /** Fires a scheduled EventBridge rule of the template (e.g. a watchdog) by its logical id's start. */
+  fireRule(logicalIdPrefix: string): void {
+    this.endpoint.fireRule(logicalIdPrefix);
   }
 
   idle(timeoutMs?: number): Promise<void> {

@@ -60,8 +60,12 @@ export interface DeployedRoute {
 
 export interface DeployedRule {
   logicalId: string;
-  pattern: Record<string, unknown>;
-  targets: { arn: string; retries: number }[];
+  /** Event rules: the pattern. */
+  pattern?: Record<string, unknown>;
+  /** Scheduled rules: `rate(...)` or `cron(...)` (fired by tests: AwsHarness.fireRule). */
+  schedule?: string;
+  /** Target input, when the rule sets one (else the event). */
+  targets: { arn: string; retries: number; input?: string }[];
 }
 
 export interface DeployedBucket {
@@ -245,8 +249,9 @@ export function readDeployedApp(outdir: string): DeployedApp {
 
   const rules = entries(sl, 'AWS::Events::Rule').map(([id, r]): DeployedRule => ({
     logicalId: id,
-    pattern: res.resolve(sl, r.Properties!.EventPattern),
-    targets: (r.Properties!.Targets as any[]).map((t) => ({ arn: res.resolve(sl, t.Arn), retries: t.RetryPolicy?.MaximumRetryAttempts ?? 185 })),
+    pattern: r.Properties!.EventPattern ? res.resolve(sl, r.Properties!.EventPattern) : undefined,
+    schedule: r.Properties!.ScheduleExpression,
+    targets: (r.Properties!.Targets as any[]).map((t) => ({ arn: res.resolve(sl, t.Arn), retries: t.RetryPolicy?.MaximumRetryAttempts ?? 185, input: t.Input ? res.resolve(sl, t.Input) : undefined })),
   }));
 
   const policies = new Map(entries(sf, 'AWS::S3::BucketPolicy').map(([, r]) => [r.Properties!.Bucket.Ref as string, res.resolve(sf, r.Properties!.PolicyDocument)]));
