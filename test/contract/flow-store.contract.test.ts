@@ -479,4 +479,67 @@ describe.each(VARIANTS)('%s', (_name, wrap) => {
       await store.deleteRun('no-such-run');
     });
   });
+
+  describe('active runs (the watchdog)', () => {
+    const due = async (before: string) => {
+      const ids: string[] = [];
+      let after: string | undefined;
+      for (let i = 0; i < 100; i++) {
+        const batch = await store.listActiveRuns(before, { after, batch: 100 });
+        ids.push(...batch.items.map((p) => p.item.runId));
+        const last = batch.items[batch.items.length - 1];
+        if (!batch.more || !last) break;
+        after = last.cursor;
+      }
+      return ids;
+    };
+
+    it('marks a run not yet ended until a final status is written, the run deleted, or the mark dropped; postponing moves its check', async () => {
+      const uid = unique('flow');
+      const going = run(uid, '2024-05-01T10:00:00.000Z');
+      const ending = run(uid, '2024-05-01T10:00:01.000Z');
+      const deleted = run(uid, '2024-05-01T10:00:02.000Z');
+      const ended = run(uid, '2024-05-01T10:00:03.000Z', { status: 'finished' });
+      for (const r of [going, ending, deleted, ended]) await store.createRun(r);
+      const now = '2024-05-01T11:00:00.000Z';
+      expect(await due(now)).toEqual(expect.arrayContaining([going.id, ending.id, deleted.id]));
+      expect(await due(now)).not.toContain(ended.id);
+      expect(await due('2024-05-01T09:00:00.000Z')).not.toContain(going.id);
+
+      expect(await store.updateRun({ ...ending, status: 'running' })).toBe(true);
+      expect(await due(now)).toContain(ending.id);
+      expect(await store.updateRun({ ...ending, status: 'failed', finishedAt: now })).toBe(true);
+      await store.deleteRun(deleted.id);
+      const left = await due(now);
+      expect(left).toContain(going.id);
+      expect(left).not.toContain(ending.id);
+      expect(left).not.toContain(deleted.id);
+
+      await store.postponeActiveRun(going.id, '2024-05-01T12:00:00.000Z');
+      expect(await due(now)).not.toContain(going.id);
+      expect(await due('2024-05-01T12:00:01.000Z')).toContain(going.id);
+      await store.forgetActiveRun(going.id);
+      expect(await due('2024-05-01T12:00:01.000Z')).not.toContain(going.id);
+      // Postponing a mark that is gone writes nothing.
+      await store.postponeActiveRun(going.id, '2024-05-01T12:00:00.000Z');
+      expect(await due('2024-05-01T13:00:00.000Z')).not.toContain(going.id);
+    });
+  });
+
+  describe('flow removals', () => {
+    it('are recorded per owner and flow, listed by owner or all, replaced when written again, and deleted', async () => {
+      const owner = unique('owner');
+      const a = { blueprintUid: unique('flow'), ownerUid: owner, flowId: 'a', requestedAt: '2024-05-01T10:00:00.000Z' };
+      const b = { blueprintUid: unique('flow'), ownerUid: unique('owner'), flowId: 'b', requestedAt: '2024-05-01T10:00:00.000Z' };
+      await store.putFlowRemoval(a);
+      await store.putFlowRemoval(b);
+      expect((await store.listFlowRemovals(owner, { batch: 10 })).items.map((p) => p.item)).toEqual([a]);
+      const all = (await store.listFlowRemovals(null, { batch: 1_000 })).items.map((p) => p.item.blueprintUid);
+      expect(all).toEqual(expect.arrayContaining([a.blueprintUid, b.blueprintUid]));
+      await store.putFlowRemoval({ ...a, lastError: 'AccessDenied' });
+      expect((await store.listFlowRemovals(owner, { batch: 10 })).items.map((p) => p.item)).toEqual([{ ...a, lastError: 'AccessDenied' }]);
+      await store.deleteFlowRemoval(owner, a.blueprintUid);
+      expect((await store.listFlowRemovals(owner, { batch: 10 })).items).toEqual([]);
+    });
+  });
 });

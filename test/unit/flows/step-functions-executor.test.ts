@@ -239,6 +239,27 @@ describe('StepFunctionsExecutor.result', () => {
     });
     expect(await executor(client).result(EXEC_ARN)).toBeNull();
   });
+
+  it("status (the watchdog's question) tells a running execution from one that does not exist, and passes other errors on", async () => {
+    const running = fakeClient(() => ({ executionArn: EXEC_ARN, stateMachineArn: SM_ARN, startDate: new Date(), status: 'RUNNING' }));
+    expect(await executor(running.client).status(EXEC_ARN)).toBe('running');
+    expect(running.calls).toEqual([{ name: DescribeExecutionCommand.name, input: { executionArn: EXEC_ARN } }]);
+    const ended = fakeClient(() => ({ executionArn: EXEC_ARN, stateMachineArn: SM_ARN, startDate: new Date(), status: 'ABORTED' }));
+    expect(await executor(ended.client).status(EXEC_ARN)).toEqual({ kind: 'aborted' });
+    const missing = fakeClient(() => {
+      throw new ExecutionDoesNotExist({ message: 'no such execution', ...meta });
+    });
+    expect(await executor(missing.client).status(EXEC_ARN)).toBe('unknown');
+    // A run whose start was never recorded still holds its id, not an ARN.
+    const notAnArn = fakeClient(() => {
+      throw Object.assign(new Error("Invalid Arn: 'a1b2'"), { name: 'InvalidArn' });
+    });
+    expect(await executor(notAnArn.client).status(RUN_ID)).toBe('unknown');
+    const denied = fakeClient(() => {
+      throw Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' });
+    });
+    await expect(executor(denied.client).status(EXEC_ARN)).rejects.toThrow(/not authorized/);
+  });
 });
 
 // The Lambda entries, over a fake composition root: what they pass to the flow runtime.
@@ -273,7 +294,11 @@ describe('flow-task-worker handler', () => {
   it('runs the task and returns its output', async () => {
     fake.runTask.mockResolvedValue({ variables: { x: '1' } });
     expect(await taskWorker(invocation, context)).toEqual({ variables: { x: '1' } });
-    expect(fake.runTask).toHaveBeenCalledWith(invocation);
+    // No remaining time known: no limit.
+    expect(fake.runTask).toHaveBeenCalledWith(invocation, {});
+    // Lambda's remaining time goes with the task, so it ends (recorded) before the function does.
+    await taskWorker(invocation, { getRemainingTimeInMillis: () => 600_000 } as Context);
+    expect(fake.runTask).toHaveBeenLastCalledWith(invocation, { timeLeftMs: 600_000 });
   });
 
   it('returns {} for no output, and fails the task by throwing', async () => {
