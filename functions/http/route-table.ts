@@ -355,13 +355,13 @@ export const WORKERS = {
   /**
    * The watchdog (handlers/watchdog.ts), every few minutes: nothing is stranded when a function
    * was cut short or an event lost. Flows: runs whose execution ended or never existed are
-   * settled (result: DescribeExecution; mail: a failed run's email), recorded flow removals go on
+   * settled (status: DescribeExecution; mail: a failed run's email), recorded flow removals go on
    * (discard: DeleteStateMachine; table RW: versions, runs). Imports: jobs whose worker was cut
    * off end in error (data and uploads buckets, upload events), superseded graph blobs go.
    */
   watchdog: {
     handler: 'watchdog',
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', uploadEvents: true, flowExecutions: ['result', 'discard'], mail: true },
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', uploadEvents: true, flowExecutions: ['status', 'discard'], mail: true },
     memoryMb: 1024,
     timeoutSeconds: 300,
     invokedBy: [],

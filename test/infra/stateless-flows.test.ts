@@ -212,7 +212,7 @@ describe('stateless stack: flows', () => {
       'worker flowSettle': ['result'],
       'worker flowScheduleStart': sorted(['prepare', 'start']),
       'worker flowHookDispatcher': sorted(['prepare', 'release', 'start']),
-      'worker watchdog': sorted(['discard', 'result']),
+      'worker watchdog': sorted(['discard', 'status']),
     });
   });
 
