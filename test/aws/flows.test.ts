@@ -165,8 +165,8 @@ describe('flows on AWS: schedules and hooks', () => {
     expect(aws.aws.refusals()).toEqual([]);
   }, 120_000);
 
-  it('an asset upload hook runs when an asset file lands in the data bucket (S3 → EventBridge)', async () => {
-    await createFlow(p, 'alice', session, { id: 'onasset', name: 'onasset', accessLevel: 'Private', tasks: [{ id: 'd', label: 'D', type: 'setDescription', settings: { description: 'asset ?system_uploadedAssetName' } }], connections: [] });
+  it('an asset upload hook runs when an asset file lands in the data bucket (S3 → EventBridge), with an absolute asset URL (issue 13: PUBLIC_API_URL was never set on AWS)', async () => {
+    await createFlow(p, 'alice', session, { id: 'onasset', name: 'onasset', accessLevel: 'Private', tasks: [{ id: 'd', label: 'D', type: 'setDescription', settings: { description: 'asset ?system_uploadedAssetName at ?system_uploadedAssetURL' } }], connections: [] });
     await aws.createDataset('alice', 'docs', 'private', alice);
     const hook = await aws.request('POST', '/flows/blueprints/alice/onasset/hooks', { headers: session, body: { label: 'Assets', type: 'assetUpload', dataset: ds('docs') } });
     expect(hook.status, hook.text).toBe(201);
@@ -179,6 +179,8 @@ describe('flows on AWS: schedules and hooks', () => {
     expect(runs, JSON.stringify(aws.aws.endpoint.asyncFailures)).toHaveLength(1);
     const run = await waitForRun(p, runs[0].id, alice, 60_000);
     expect(run.status, JSON.stringify(run.error)).toBe('finished');
+    // The stack's PUBLIC_API_URL (https://<api id>.execute-api.<region>.amazonaws.com; no console URL is set), not a relative path.
+    expect(run.description).toMatch(new RegExp(`^asset hello world\\.txt at ${aws.aws.publicApiUrl.replace(/\./g, '\\.')}/alice/docs/assets/[0-9a-f]{24}$`));
     expect(aws.aws.refusals()).toEqual([]);
   }, 120_000);
 });

@@ -9,11 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LambdaRuntime } from './lambda-runtime.js';
-import { ACCOUNT, type DeployedRoute } from './template.js';
+import { ACCOUNT, API_ID, REGION, type DeployedRoute } from './template.js';
 
 export const API_REQUEST_LIMIT = 10 * 1024 * 1024;
 export const INTEGRATION_TIMEOUT_MS = 30_000;
-const API_ID = 'harnessapi';
 
 /** Content types API Gateway passes as text; everything else is base64-encoded. */
 const TEXT = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded|sparql-query|sparql-update|ld\+json|n-triples|n-quads|trig|turtle)|[^;]*\+(json|xml))/i;
@@ -104,7 +103,7 @@ export class ApiGateway {
       headers[name] = headers[name] !== undefined ? `${headers[name]},${value}` : value;
     }
     // As behind API Gateway's TLS front door, under the API's own domain.
-    const host = `${API_ID}.execute-api.eu-west-1.amazonaws.com`;
+    const host = `${API_ID}.execute-api.${REGION}.amazonaws.com`;
     headers.host = host;
     headers['x-forwarded-proto'] = 'https';
     headers['x-forwarded-port'] = '443';

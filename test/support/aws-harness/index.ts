@@ -59,7 +59,7 @@ import { AwsEndpoint, OPERATOR_KEY } from './aws-endpoint.js';
 import { IamEvaluator, type RemovedGrant } from './iam.js';
 import { LambdaRuntime, type InvokeResult } from './lambda-runtime.js';
 import { REPO_ROOT, synthesizedApp } from './synth.js';
-import { REGION, readDeployedApp, type DeployedApp } from './template.js';
+import { API_ID, REGION, readDeployedApp, type DeployedApp } from './template.js';
 
 export interface HarnessOptions {
   /** Grants to take away from the template's policies (see IamEvaluator). */
@@ -86,7 +86,7 @@ export class AwsHarness {
   }
 
   /** The API URL the functions see in their events (https, the API's execute-api domain): the URL an operator passes to the CLI. */
-  readonly publicApiUrl = 'https://harnessapi.execute-api.eu-west-1.amazonaws.com';
+  readonly publicApiUrl = `https://${API_ID}.execute-api.${REGION}.amazonaws.com`;
 
   get tableName(): string {
     return this.app.table.name;

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { STATEFUL_STACK, STATELESS_STACK } from './synth.js';
 
 export const ACCOUNT = '123456789012';
+/** The HTTP API's id (what Ref gives): its URL is `https://<id>.execute-api.<region>.amazonaws.com`. */
+export const API_ID = 'harnessapi';
 export const REGION = 'eu-west-1';
 const PSEUDO: Record<string, string> = {
   'AWS::AccountId': ACCOUNT,
@@ -102,6 +104,8 @@ function physicalName(stack: string, logicalId: string, r: CfnResource): string 
       return (p.BucketName as string | undefined) ?? `ldp-${logicalId.toLowerCase()}`;
     case 'AWS::Scheduler::ScheduleGroup':
       return p.Name as string;
+    case 'AWS::ApiGatewayV2::Api':
+      return API_ID;
     case 'AWS::DynamoDB::GlobalTable':
     case 'AWS::DynamoDB::Table':
       return (p.TableName as string | undefined) ?? `${stack}-${logicalId}`;
