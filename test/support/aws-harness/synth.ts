@@ -42,6 +42,33 @@ export async function synthesizedApp(): Promise<string> {
   const dir = join(root, sourceHash());
   if (existsSync(join(dir, 'manifest.json'))) return dir;
   mkdirSync(root, { recursive: true });
+  // One synth per source hash at a time: test files starting together wait for the first (bounded).
+  const lock = `${dir}.lock`;
+  let locked = false;
+  for (let i = 0; i < 600 && !locked; i++) {
+    try {
+      mkdirSync(lock);
+      locked = true;
+    } catch {
+      if (existsSync(join(dir, 'manifest.json'))) return dir;
+      // A lock older than ten minutes belongs to a run that died: take it over.
+      if ((statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0) < Date.now() - 600_000) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  if (!locked) throw new Error(`harness: another process has been synthesizing ${dir} for ten minutes`);
+  try {
+    if (existsSync(join(dir, 'manifest.json'))) return dir;
+    return await synthesize(root, dir);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+async function synthesize(root: string, dir: string): Promise<string> {
   const staging = `${dir}.tmp-${process.pid}-${Date.now()}`;
   // Bundling must use the local esbuild: any attempt to bundle in Docker fails at once.
   process.env.CDK_DOCKER = '/bin/false';
@@ -65,7 +92,7 @@ export async function synthesizedApp(): Promise<string> {
   // Older synths (other sources) go once nobody can still be using them (an hour old).
   for (const old of readdirSync(root)) {
     const path = join(root, old);
-    if (path !== staging && statSync(path).mtimeMs < Date.now() - 3_600_000) rmSync(path, { recursive: true, force: true });
+    if (path !== staging && (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) < Date.now() - 3_600_000) rmSync(path, { recursive: true, force: true });
   }
   try {
     renameSync(staging, dir);
