@@ -73,7 +73,7 @@ function flowExecutor(): FlowExecutor {
   };
   if (!namePrefix) {
     const no = refuse(ENV.flowStateMachinePrefix);
-    return { prepare: no, start: no, abort: no, result: no, discard: no, release: no };
+    return { prepare: no, start: no, abort: no, result: no, status: no, discard: no, release: no };
   }
   const executor = new StepFunctionsExecutor(new SFNClient({}), { roleArn: roleArn ?? '', taskWorkerArn: taskWorkerArn ?? '', namePrefix });
   if (roleArn && taskWorkerArn) return executor;
@@ -82,6 +82,7 @@ function flowExecutor(): FlowExecutor {
     start: (...args) => executor.start(...args),
     abort: (ref) => executor.abort(ref),
     result: (ref) => executor.result(ref),
+    status: (ref) => executor.status(ref),
     discard: (executable) => executor.discard(executable),
     release: (token, outcome) => executor.release(token, outcome),
   };

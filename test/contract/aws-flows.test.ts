@@ -365,6 +365,23 @@ describe('flows on the AWS composition', () => {
     calls.length = 0;
     await watchdog.handler({} as never, context);
     expect(calls.filter((c) => c.action === 'DescribeExecution' && c.input.executionArn === going)).toEqual([]);
+
+    // The watchdog as the stack deploys it: the flows' name prefix, but neither the state machine
+    // role nor the task worker ARN (it prepares nothing). It still tells a lost run.
+    await seed('wd-never-2', 'wd-never-2');
+    vi.resetModules();
+    const saved = { role: process.env[ENV.flowStateMachineRoleArn], worker: process.env[ENV.flowTaskWorkerArn] };
+    delete process.env[ENV.flowStateMachineRoleArn];
+    delete process.env[ENV.flowTaskWorkerArn];
+    try {
+      const deployed = await import('../../functions/handlers/watchdog.js');
+      await deployed.handler({} as never, context);
+    } finally {
+      process.env[ENV.flowStateMachineRoleArn] = saved.role;
+      process.env[ENV.flowTaskWorkerArn] = saved.worker;
+      vi.resetModules();
+    }
+    expect(await status('wd-never-2')).toMatchObject({ status: 'failed', error: { message: expect.stringMatching(/stopped reporting/) } });
   });
 
   it('a task still working when the task worker function is about to end fails, recorded, instead of being cut off unrecorded', async () => {
