@@ -97,9 +97,10 @@ describe('on AWS: datasets, imports and exports', () => {
     const asset = await up.json();
     expect(up.status, JSON.stringify(asset)).toBe(201);
     const download = await aws.request('GET', `/datasets/alice/docs/assets/${asset.identifier}`);
-    const text = download.status === 302 || download.status === 303 ? await (await fetch(download.headers.get('location')!)).text() : download.text;
     expect([200, 302, 303]).toContain(download.status);
-    expect(text).toBe('hello assets');
+    const served = download.status === 200 ? undefined : await fetch(download.headers.get('location')!);
+    expect(served ? await served.text() : download.text).toBe('hello assets');
+    expect((served?.headers ?? download.headers).get('content-disposition')).toMatch(/readme\.txt/);
     expect(aws.aws.refusals()).toEqual([]);
   }, 60_000);
 });

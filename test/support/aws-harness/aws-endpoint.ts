@@ -251,10 +251,20 @@ export class AwsEndpoint {
     // so the call goes on unsigned (s3rver serves anonymous calls).
     const q = new URLSearchParams(url.search);
     for (const k of [...q.keys()]) if (/^X-Amz-(Algorithm|Credential|Date|Expires|SignedHeaders|Signature|Security-Token)$/i.test(k)) q.delete(k);
+    // Response header overrides (`response-content-disposition`, ...) are for signed requests
+    // only, which s3rver no longer sees: the harness applies them to the answer itself.
+    const overrides: Record<string, string> = {};
+    for (const k of [...q.keys()]) {
+      const m = /^response-(content-type|content-disposition|content-language|content-encoding|cache-control|expires)$/i.exec(k);
+      if (m) {
+        overrides[m[1]!.toLowerCase()] = q.get(k)!;
+        q.delete(k);
+      }
+    }
     const path = `${url.pathname}${q.size ? `?${q}` : ''}`;
     const headers = { ...req.headers };
     delete headers.authorization;
-    const status = await this.forward(this.o.s3Url, req, res, body, path, headers);
+    const status = await this.forward(this.o.s3Url, req, res, body, path, headers, overrides);
     // S3 → EventBridge for buckets that send their events there ("Object Created"; keys URL-encoded as S3 does).
     const created = status < 300 && key !== undefined && ((method === 'PUT' && !url.searchParams.has('partNumber') && !url.searchParams.has('tagging')) || (method === 'POST' && url.searchParams.has('uploadId')));
     const target = this.o.app.buckets.find((b) => b.name === bucket);
@@ -269,11 +279,12 @@ export class AwsEndpoint {
     res.end(reply.body);
   }
 
-  private forward(base: string, req: IncomingMessage, res: ServerResponse, body: Buffer, path: string, headers = req.headers): Promise<number> {
+  private forward(base: string, req: IncomingMessage, res: ServerResponse, body: Buffer, path: string, headers = req.headers, overrides: Record<string, string> = {}): Promise<number> {
     const target = new URL(base);
     return new Promise((resolve, reject) => {
       const out = httpRequest({ host: target.hostname, port: target.port, method: req.method, path, headers: { ...headers, host: target.host, 'content-length': String(body.length) } }, (answer) => {
-        res.writeHead(answer.statusCode ?? 500, answer.headers);
+        const ok = (answer.statusCode ?? 500) < 300;
+        res.writeHead(answer.statusCode ?? 500, ok ? { ...answer.headers, ...overrides } : answer.headers);
         answer.pipe(res);
         answer.on('end', () => resolve(answer.statusCode ?? 500));
         answer.on('error', reject);
