@@ -68,6 +68,21 @@ describe('AWS harness: limits', () => {
     expect(aws.aws.iam.log.some((d) => d.principal.startsWith('DatasetSparql') && d.request.action === 's3:GetObject' && d.allowed)).toBe(true);
   }, 120_000);
 
+  it('a SPARQL query slower than the query timeout answers 504 and the function instance lives on (issue 13: the query timeout equalled the function timeout, so Lambda killed the instance)', async () => {
+    const digits = '{ (0) (1) (2) (3) (4) (5) (6) (7) (8) (9) }';
+    const query = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 10 }, (_, i) => `VALUES (?v${i}) ${digits}`).join(' ')} }`;
+    const ask = () => aws.request('GET', `/datasets/alice/big/sparql?query=${encodeURIComponent(query)}`, { headers: { accept: 'application/sparql-results+json' } });
+    const slow = await ask();
+    expect(slow.status, slow.text.slice(0, 300)).toBe(504);
+    const fn = aws.aws.fn('DatasetSparql').name;
+    const ofFn = () => aws.aws.runtime.invocations.filter((i) => i.functionName === fn);
+    expect(ofFn().at(-1)).toMatchObject({ ok: true });
+    // The next query is served by the same, warm instance: no timeout killed it.
+    const quick = await aws.request('GET', `/datasets/alice/big/sparql?query=${encodeURIComponent('ASK {}')}`, { headers: { accept: 'application/sparql-results+json' } });
+    expect(quick.status).toBe(200);
+    expect(ofFn().at(-1)).toMatchObject({ ok: true, coldStart: false });
+  }, 90_000);
+
   it('a 5 MiB body (about 7 MB base64-encoded in the event) is over Lambda’s 6 MB request: no function runs, API Gateway answers an error', async () => {
     const form = new FormData();
     form.append('file', new Blob([Buffer.alloc(5 * 1024 * 1024, 'a')]), 'big.nt');
