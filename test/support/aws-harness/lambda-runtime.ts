@@ -58,7 +58,7 @@ export class LambdaRuntime {
       LANG: 'en_US.UTF-8',
       AWS_REGION: REGION,
       AWS_DEFAULT_REGION: REGION,
-      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+      AWS_EXECUTION_ENV: `AWS_Lambda_${fn.runtime}`,
       AWS_LAMBDA_FUNCTION_NAME: fn.name,
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
       AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',

@@ -38,6 +38,8 @@ export interface DeployedFunction {
   handler: string;
   memoryMb: number;
   timeoutSeconds: number;
+  /** The Lambda runtime identifier (nodejs24.x, ...); the harness itself runs the bundle on this Node. */
+  runtime: string;
   environment: Record<string, string>;
   roleLogicalId: string;
   roleArn: string;
@@ -235,6 +237,7 @@ export function readDeployedApp(outdir: string): DeployedApp {
       handler: p.Handler,
       memoryMb: p.MemorySize ?? 128,
       timeoutSeconds: p.Timeout ?? 3,
+      runtime: p.Runtime,
       environment: res.resolve(sl, p.Environment?.Variables ?? {}),
       roleLogicalId,
       roleArn: res.getAtt(sl, roleLogicalId, 'Arn'),
