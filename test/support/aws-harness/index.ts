@@ -39,6 +39,8 @@
  *
  *   // Remove a grant (one action from one function's role) and show the scenario then fails:
  *   const weaker = await AwsHarness.start({ removeGrants: [{ functionOrRole: 'Accounts', action: 'dynamodb:PutItem' }] });
+ *   // A test override of an operator setting (an env var the template leaves unset), on one function:
+ *   AwsHarness.start({ testOverridesOfOperatorSettings: [{ function: 'DatasetSparql', name: 'MAX_SERVICE_STATEMENTS', value: '100' }] });
  *
  * Each function's SDK calls carry AWS_ACCESS_KEY_ID = its logical id, which is how the endpoint
  * knows whose policy applies. Function output is dropped unless HARNESS_VERBOSE=1 (errors are shown).
@@ -64,6 +66,13 @@ import { API_ID, REGION, readDeployedApp, type DeployedApp } from './template.js
 export interface HarnessOptions {
   /** Grants to take away from the template's policies (see IamEvaluator). */
   removeGrants?: RemovedGrant[];
+  /**
+   * TEST overrides of operator settings: an environment variable the template leaves unset and an
+   * operator may set on a deployed function (e.g. MAX_SERVICE_STATEMENTS, lowered so a small
+   * dataset is "too large"), set on one function each. Variables the template sets are refused:
+   * everything else still runs with the template's exact environment.
+   */
+  testOverridesOfOperatorSettings?: { function: string; name: string; value: string }[];
 }
 
 export class AwsHarness {
@@ -102,6 +111,12 @@ export class AwsHarness {
   static async start(options: HarnessOptions = {}): Promise<AwsHarness> {
     const outdir = await synthesizedApp();
     const app = readDeployedApp(outdir);
+    for (const o of options.testOverridesOfOperatorSettings ?? []) {
+      const fn = app.functions.find((f) => f.logicalId.startsWith(o.function) || f.name === o.function);
+      if (!fn) throw new Error(`harness: no function ${o.function} to set ${o.name} on`);
+      if (o.name in fn.environment) throw new Error(`harness: the template sets ${o.name} on ${fn.logicalId}; only settings it leaves to the operator may be overridden`);
+      fn.environment = { ...fn.environment, [o.name]: o.value };
+    }
 
     const dyn = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }) as Server;
     await new Promise<void>((r) => dyn.listen(0, '127.0.0.1', () => r()));
