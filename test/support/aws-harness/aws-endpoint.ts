@@ -96,6 +96,10 @@ export class AwsEndpoint {
   /** Failed asynchronous invocations (after their retries), for tests to assert on. */
   readonly asyncFailures: { functionName: string; error: unknown }[] = [];
   private readonly taskWaits = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  /** Synchronous invocations still to throttle, by function name (see throttle()). */
+  private readonly throttled = new Map<string, number>();
+  /** Invocations Lambda throttled (TooManyRequestsException), in order. */
+  readonly throttles: { functionName: string }[] = [];
   private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(private readonly o: AwsEndpointOptions) {}
@@ -296,15 +300,34 @@ export class AwsEndpoint {
 
   // ---- Lambda: Invoke (RequestResponse and Event).
 
+  /**
+   * Lambda throttles the next `count` synchronous invocations of `fn` (the Invoke API, Step
+   * Functions' Task states) as it does when the function is out of concurrency: 429
+   * TooManyRequestsException before the function runs, which Step Functions reports as
+   * `Lambda.TooManyRequestsException`. Event invocations are not throttled at the API (Lambda
+   * queues them and retries throttles itself).
+   */
+  throttle(fn: DeployedFunction, count: number): void {
+    this.throttled.set(fn.name, count);
+  }
+
+  private takeThrottle(fn: DeployedFunction): boolean {
+    const left = this.throttled.get(fn.name) ?? 0;
+    if (left <= 0) return false;
+    this.throttled.set(fn.name, left - 1);
+    this.throttles.push({ functionName: fn.name });
+    return true;
+  }
+
   /** Invokes a function as `caller` would through Lambda (IAM-checked by the caller). */
-  async invokeAs(roleLogicalId: string | undefined, target: string, payload: unknown, async: boolean): Promise<InvokeResult | 'denied' | 'not-found' | 'accepted'> {
+  async invokeAs(roleLogicalId: string | undefined, target: string, payload: unknown, async: boolean): Promise<InvokeResult | 'denied' | 'not-found' | 'accepted' | 'throttled'> {
     const fn = this.o.runtime.byName(target);
     if (!fn) return 'not-found';
     if (roleLogicalId) {
       const d = await this.o.iam.decide(roleLogicalId, 'harness', { action: 'lambda:InvokeFunction', resource: fn.arn });
       if (!d.allowed) return 'denied';
     }
-    if (!async) return this.o.runtime.invoke(fn, payload);
+    if (!async) return this.takeThrottle(fn) ? 'throttled' : this.o.runtime.invoke(fn, payload);
     const size = Buffer.byteLength(JSON.stringify(payload ?? null));
     if (size > 256 * 1024) return { ok: false, kind: 'TooLarge', error: { errorType: 'RequestEntityTooLargeException', errorMessage: `${size} byte payload is too large for the Event invocation type (limit 262144 bytes)` } };
     this.invokeAsync(fn, payload, fn.asyncRetries);
@@ -348,6 +371,7 @@ export class AwsEndpoint {
       this.invokeAsync(fn, payload, fn.asyncRetries);
       return { status: 202, body: '' };
     }
+    if (this.takeThrottle(fn)) return restError(429, 'TooManyRequestsException', 'Rate Exceeded.');
     const r = await this.o.runtime.invoke(fn, payload);
     if (r.ok) return { status: 200, headers: { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST' }, body: r.payload };
     return { status: 200, headers: { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST', 'x-amz-function-error': 'Unhandled' }, body: JSON.stringify(r.error) };
@@ -514,6 +538,7 @@ export class AwsEndpoint {
         const r = await this.invokeAs(roleLogicalId, target, payload, false);
         if (r === 'denied') throw Object.assign(new Error(`User: arn:aws:sts::${ACCOUNT}:assumed-role/${roleLogicalId} is not authorized to perform: lambda:InvokeFunction on resource: ${target}`), { name: 'Lambda.AWSLambdaException' });
         if (r === 'not-found') throw Object.assign(new Error(`Function not found: ${target}`), { name: 'Lambda.ResourceNotFoundException' });
+        if (r === 'throttled') throw Object.assign(new Error('Rate Exceeded. (Service: Lambda, Status Code: 429, Error Code: TooManyRequestsException)'), { name: 'Lambda.TooManyRequestsException' });
         if (r !== 'accepted' && !r.ok) {
           this.taskWaits.delete(token);
           // Step Functions: Error is the function's errorType, Cause its whole error payload.

@@ -30,6 +30,9 @@
  *
  *   // Invoke a worker as Lambda would (sync, or `{ async: true }` as an Event):
  *   await aws.invoke('FlowSettle', event);           // logical id prefix, name or ARN
+ *   // Throttle a function as Lambda does when out of concurrency (its next 2 sync invocations answer
+ *   // 429 TooManyRequestsException; a Task state sees Lambda.TooManyRequestsException):
+ *   aws.throttle('FlowTaskWorker', 2);               // recorded in aws.endpoint.throttles
  *   // Fire a schedule as EventBridge Scheduler would (invokes its target as the schedule role):
  *   aws.fireSchedule(name);                          // names: [...aws.endpoint.schedules.values()]
  *   // Fire a scheduled EventBridge rule of the template (its targets get the Scheduled Event):
@@ -207,6 +210,15 @@ export class AwsHarness {
       return 'accepted';
     }
     return this.runtime.invoke(fn, event);
+  }
+
+  /**
+   * Lambda throttles the next `count` synchronous invocations of a function (429
+   * TooManyRequestsException; `Lambda.TooManyRequestsException` in a Task state); the throttled
+   * ones are recorded in aws.endpoint.throttles.
+   */
+  throttle(id: string, count: number): void {
+    this.endpoint.throttle(this.fn(id), count);
   }
 
   fireSchedule(name: string): void {
