@@ -8,7 +8,7 @@
  * unset) is lowered to 100 on the two functions that enforce it, as a test override; the other
  * scenarios here do not touch those functions with more than 100 statements.
  */
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbMetadataStore } from '../../functions/adapters/aws/dynamodb-metadata-store.js';
@@ -76,12 +76,15 @@ async function exportText(path: string): Promise<string> {
   return res.text;
 }
 
-/** A job that was started 21 minutes ago and then stopped reporting (its worker cut off by Lambda). */
-async function cutOffJob(dataset: string, datasetId: string): Promise<string> {
+/**
+ * A job whose worker took it `when` (default: 21 minutes ago) and has not reported since: with an
+ * old time, one whose worker Lambda cut off. (A job without files: with files it would start at
+ * once and the real worker would end it; tus, the way to add files first, is not served on AWS.)
+ */
+async function indexingJob(dataset: string, datasetId: string, when = longAgo()): Promise<string> {
   const created = await aws.request('POST', `/datasets/alice/${dataset}/jobs`, { token: alice, body: {} });
   expect(created.status, created.text).toBe(201);
   const job = (await store.getJob(datasetId, created.body.jobId))!;
-  const when = longAgo();
   await store.updateJob({ ...job, status: 'indexing', startedAt: when, updatedAt: when }, [job.status]);
   return job.jobId;
 }
@@ -89,7 +92,7 @@ async function cutOffJob(dataset: string, datasetId: string): Promise<string> {
 describe('on AWS: the import watchdog', () => {
   it('a job whose worker was cut off ends in error when read through the API', async () => {
     const ds = await aws.createDataset('alice', 'cut-off', 'private', alice);
-    const jobId = await cutOffJob('cut-off', ds.id);
+    const jobId = await indexingJob('cut-off', ds.id);
     const read = await aws.request('GET', `/datasets/alice/cut-off/jobs/${jobId}`, { token: alice });
     expect(read.status).toBe(200);
     expect(read.body.status).toBe('error');
@@ -100,7 +103,9 @@ describe('on AWS: the import watchdog', () => {
 
   it('the watchdog worker, fired by its scheduled rule, ends such a job that nobody reads', async () => {
     const ds = await aws.createDataset('alice', 'unread', 'private', alice);
-    const jobId = await cutOffJob('unread', ds.id);
+    const jobId = await indexingJob('unread', ds.id);
+    // A job whose worker reported a minute ago is left alone.
+    const liveId = await indexingJob('unread', ds.id, new Date(Date.now() - 60_000).toISOString());
     const before = aws.aws.runtime.invocations.length;
     aws.aws.fireRule('WatchdogSchedule');
     await aws.aws.idle();
@@ -109,6 +114,7 @@ describe('on AWS: the import watchdog', () => {
     const job = (await store.getJob(ds.id, jobId))!;
     expect(job.status).toBe('error');
     expect(job.error!.message).toMatch(/stopped reporting while indexing/);
+    expect((await store.getJob(ds.id, liveId))!.status).toBe('indexing');
     expect(aws.aws.refusals()).toEqual([]);
   }, 60_000);
 });
@@ -136,7 +142,7 @@ describe('on AWS: graph swaps without the lagging index', () => {
 });
 
 describe('on AWS: superseded graph blobs', () => {
-  it('outlive an overwrite (and a watchdog sweep) for the grace period, unlisted by the current manifest', async () => {
+  it('outlive an overwrite and a watchdog sweep for the grace period, unlisted by the current manifest; the sweep after it deletes them', async () => {
     const ds = await aws.createDataset('alice', 'replaced', 'private', alice);
     const first = await importFiles(p, alice, 'alice/replaced', [{ name: 'v1.nt', content: nt(3, 'v1') }]);
     expect(first.status, JSON.stringify(first.error)).toBe('finished');
@@ -155,6 +161,20 @@ describe('on AWS: superseded graph blobs', () => {
     aws.aws.fireRule('WatchdogSchedule');
     await aws.aws.idle();
     expect(await exists(v1!)).toBe(true);
+    expect(await exportText('/datasets/alice/replaced/download.nt')).toMatch(/"v2 0"/);
+
+    // Once the grace has passed (the trash list as if written 21 minutes ago), the watchdog's
+    // sweep deletes the superseded blob and the list, and keeps the listed one.
+    const [list] = await keysUnder(`datasets/${ds.id}/trash/`);
+    expect(list).toMatch(/\/\d+-[^/]*\.json$/);
+    const old = list!.replace(/\/\d+-/, `/${String(Date.now() - 21 * 60_000).padStart(15, '0')}-`);
+    const data = aws.aws.bucket('data');
+    await aws.aws.s3.send(new CopyObjectCommand({ Bucket: data, Key: old, CopySource: `${data}/${list}` }));
+    await aws.aws.s3.send(new DeleteObjectCommand({ Bucket: data, Key: list }));
+    aws.aws.fireRule('WatchdogSchedule');
+    await aws.aws.idle();
+    expect(await keysUnder(`datasets/${ds.id}/graphs/`)).toEqual(listed);
+    expect(await keysUnder(`datasets/${ds.id}/trash/`)).toEqual([]);
     expect(await exportText('/datasets/alice/replaced/download.nt')).toMatch(/"v2 0"/);
     expect(aws.aws.refusals()).toEqual([]);
   }, 120_000);
