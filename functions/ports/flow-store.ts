@@ -45,6 +45,15 @@ export interface FlowStore {
   getRun(runId: string): Promise<RunRecord | null>;
   /** Writes the run unless its stored status is final; returns false (and writes nothing) then. */
   updateRun(run: RunRecord): Promise<boolean>;
+  /**
+   * Sets the given fields of a run, leaving every other field as stored (an atomic update of those
+   * attributes, not a write of the whole record), and returns the run as it is after the update.
+   * What different functions write at the same moment (the execution handle, the upload wait's
+   * token, the upload's outcome) goes through here, so no whole-record write from a stale read
+   * erases another's. An outcome with a graph also sets the `system_uploadedGraphIRI` variable.
+   * Null when the run is gone or its status is final.
+   */
+  patchRun(runId: string, patch: RunPatch): Promise<RunRecord | null>;
   /** Runs of one flow, or of the whole instance, newest first. */
   listRuns(blueprintUid: string | null, request: ListRequest): Promise<Batch<RunRecord>>;
   deleteRun(runId: string): Promise<void>;
@@ -83,3 +92,6 @@ export interface FlowStore {
   listHooksOfDataset(datasetId: string): Promise<HookRecord[]>;
   listHooksOfOwner(ownerUid: string): Promise<HookRecord[]>;
 }
+
+/** The run fields `patchRun` sets. */
+export type RunPatch = Partial<Pick<RunRecord, 'executionRef' | 'uploadTaskToken' | 'uploadOutcome'>>;

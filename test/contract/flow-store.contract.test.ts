@@ -340,6 +340,26 @@ describe.each(VARIANTS)('%s', (_name, wrap) => {
       }
     });
 
+    it('patches single fields of a run without erasing what another writer set, and answers the run as stored after', async () => {
+      const r = run(unique('flow'), '2024-05-01T10:00:00.000Z', { status: 'waiting' as const });
+      await store.createRun(r);
+      // Two writers that read the run before either wrote: each sets only its own field.
+      const withToken = await store.patchRun(r.id, { uploadTaskToken: 'token-1' });
+      expect(withToken?.uploadTaskToken).toBe('token-1');
+      expect(withToken?.uploadOutcome).toBeUndefined();
+      const withBoth = await store.patchRun(r.id, { uploadOutcome: { graph: 'https://example.org/g' } });
+      expect(withBoth).toMatchObject({ uploadTaskToken: 'token-1', uploadOutcome: { graph: 'https://example.org/g' } });
+      expect(withBoth?.variables.system_uploadedGraphIRI).toBe('https://example.org/g');
+      expect(await store.patchRun(r.id, { executionRef: 'exec-9' })).toMatchObject({ executionRef: 'exec-9', uploadTaskToken: 'token-1' });
+      expect(await store.getRun(r.id)).toMatchObject({ executionRef: 'exec-9', uploadTaskToken: 'token-1', uploadOutcome: { graph: 'https://example.org/g' } });
+      // A final run and a missing one are not patched.
+      expect(await store.updateRun({ ...(await store.getRun(r.id))!, status: 'aborted' })).toBe(true);
+      expect(await store.patchRun(r.id, { uploadTaskToken: 'token-2' })).toBeNull();
+      expect((await store.getRun(r.id))?.uploadTaskToken).toBe('token-1');
+      expect(await store.patchRun('no-such-run', { uploadTaskToken: 'token-3' })).toBeNull();
+      expect(await store.getRun('no-such-run')).toBeNull();
+    });
+
     it('does not resurrect a deleted run on update', async () => {
       const r = run(unique('flow'), '2024-05-01T10:00:00.000Z');
       await store.createRun(r);

@@ -3,9 +3,9 @@ import type { ActiveRunMarker, FlowRecord, FlowRemovalRecord, FlowSwitches, Flow
 import { FINAL_RUN_STATUSES } from '../../domain/flows/runs/run-status.js';
 import { ConflictError, NotFoundError } from '../../domain/shared/errors.js';
 import { nameKey } from '../../domain/shared/names.js';
-import type { FlowStore } from '../../ports/flow-store.js';
+import type { FlowStore, RunPatch } from '../../ports/flow-store.js';
 import type { Batch, ListRequest } from '../../ports/metadata-store.js';
-import { DynamoDbTable, isConditionFailure, type Item } from './dynamodb-table.js';
+import { DynamoDbTable, isConditionFailure, strip, type Item } from './dynamodb-table.js';
 
 const versionKey = (version: number): string => `V#${String(version).padStart(8, '0')}`;
 
@@ -228,6 +228,43 @@ export class DynamoDbFlowStore extends DynamoDbTable implements FlowStore {
       return true;
     } catch (e) {
       if (isConditionFailure(e)) return false;
+      throw e;
+    }
+  }
+
+  async patchRun(runId: string, patch: RunPatch): Promise<RunRecord | null> {
+    const values: Record<string, unknown> = {};
+    FINAL_RUN_STATUSES.forEach((status, i) => (values[`:f${i}`] = status));
+    const names: Record<string, string> = { '#status': 'status' };
+    const sets: string[] = [];
+    for (const [field, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      names[`#${field}`] = field;
+      values[`:${field}`] = value;
+      sets.push(`#${field} = :${field}`);
+    }
+    const outcome = patch.uploadOutcome;
+    if (outcome && 'graph' in outcome) {
+      names['#variables'] = 'variables';
+      values[':graph'] = outcome.graph;
+      sets.push('#variables.system_uploadedGraphIRI = :graph');
+    }
+    if (sets.length === 0) return this.getRun(runId);
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: K.run(runId),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: `attribute_exists(pk) AND NOT (#status IN (${FINAL_RUN_STATUSES.map((_, i) => `:f${i}`).join(', ')}))`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes ? strip<RunRecord>(out.Attributes) : null;
+    } catch (e) {
+      if (isConditionFailure(e)) return null;
       throw e;
     }
   }

@@ -25,6 +25,7 @@ const WRITES: Partial<Record<keyof FlowStore, Invalidation>> = {
   deleteMaskedValues: ([uid]) => ({ keys: [key('getMaskedValues', uid)] }),
   createRun: ([run]) => ({ keys: ofRun((run as { id: string }).id) }),
   updateRun: ([run]) => ({ keys: ofRun((run as { id: string }).id) }),
+  patchRun: ([runId]) => ({ keys: ofRun(runId) }),
   deleteRun: ([runId]) => ({ keys: ofRun(runId) }),
   putTaskInstance: () => ({ keys: [] }),
   putRunSecret: ([runId]) => ({ keys: ofRun(runId) }),
@@ -39,6 +40,7 @@ const MAX_ENTRIES = 20_000;
 
 /** Writes whose outcome is the new value of one cached read (when they succeeded). */
 function writtenThrough(method: keyof FlowStore, args: Args, result: unknown): { key: string; value: unknown } | undefined {
+  if (method === 'patchRun' && result) return { key: key('getRun', args[0]), value: result };
   if (method === 'createRun' || (method === 'updateRun' && result === true)) {
     const run = args[0] as { id: string };
     return { key: key('getRun', run.id), value: run };
@@ -99,7 +101,7 @@ export function cachedFlowStore(inner: FlowStore): FlowStore {
           return result.then((v) => structuredClone(v));
         };
       }
-      if (!method.startsWith('put') && !method.startsWith('create') && !method.startsWith('update') && !method.startsWith('replace') && !method.startsWith('delete') && !method.startsWith('set')) {
+      if (!method.startsWith('put') && !method.startsWith('create') && !method.startsWith('update') && !method.startsWith('replace') && !method.startsWith('delete') && !method.startsWith('set') && !method.startsWith('patch')) {
         return value.bind(target);
       }
       return async (...args: Args) => {

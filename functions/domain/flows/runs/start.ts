@@ -156,8 +156,8 @@ export class RunStarter {
       const ref = await this.platform.flowExecutor.start(executable!, asl, run.id, input);
       if (ref !== run.executionRef) {
         run.executionRef = ref;
-        const current = await this.platform.flows.getRun(run.id);
-        if (current) await this.platform.flows.updateRun({ ...current, executionRef: ref });
+        // Only this field: the execution may already have recorded its upload wait's token.
+        await this.platform.flows.patchRun(run.id, { executionRef: ref });
       }
     } catch (e) {
       await this.settler.settle(run.id, { kind: 'failed', error: 'Flow.start', cause: (e as Error).message });

@@ -2,12 +2,14 @@
  * A data upload hook's waiting run. Its execution waits at the compiled `upload.wait` state until
  * the upload ends: the task worker records the wait's task token on the run, the hook records the
  * outcome (the graph the run is for, or why there is none), and whichever comes second hands the
- * outcome to the executor (`FlowExecutor.release`), on AWS and embedded alike.
+ * outcome to the executor (`FlowExecutor.release`), on AWS and embedded alike. Each side sets only
+ * its own attribute, atomically, and reads the run as that update left it: on AWS the two sides
+ * run in different functions at the same moment, and a whole-record write from a stale read would
+ * erase the other side's (a run then waited forever).
  */
 import type { RunRecord } from '../records.js';
 import type { Platform } from '../../shared/platform.js';
 import { TaskFailure } from '../tasks/task-context.js';
-import { isFinalRunStatus } from './run-status.js';
 
 /** How a data upload hook's waiting run goes on: with the graph it is for, or aborted. */
 export type UploadOutcome = { graph: string } | { none: string };
@@ -32,32 +34,20 @@ export class UploadWaits {
   }
 
   private async recordOutcome(run: RunRecord, outcome: UploadOutcome): Promise<void> {
-    const current = (await this.platform.flows.getRun(run.id)) ?? run;
-    if (isFinalRunStatus(current.status)) return;
-    const next: RunRecord = {
-      ...current,
-      uploadOutcome: outcome,
-      ...('graph' in outcome ? { variables: { ...current.variables, system_uploadedGraphIRI: outcome.graph } } : {}),
-    };
-    if (!(await this.platform.flows.updateRun(next))) return;
-    await this.deliver(next);
-    if (!next.uploadTaskToken) {
-      // The worker may have recorded the token meanwhile (its write can even have replaced ours):
-      // read again and deliver with this outcome. A second delivery of a used token is ignored.
-      const latest = await this.platform.flows.getRun(run.id);
-      if (latest?.uploadTaskToken) await this.deliver({ ...latest, uploadOutcome: outcome });
-    }
+    // One attribute, set atomically: the run as stored afterwards shows the token if the worker
+    // recorded it first, and then this side delivers.
+    const recorded = await this.platform.flows.patchRun(run.id, { uploadOutcome: outcome });
+    if (recorded) await this.deliver(recorded);
   }
 
   private async recordToken(runId: string, taskToken: string): Promise<void> {
-    const run = await this.platform.flows.getRun(runId);
-    if (!run) throw new TaskFailure(`Run ${runId} does not exist.`);
-    const recorded: RunRecord = { ...run, uploadTaskToken: taskToken };
-    if (await this.platform.flows.updateRun(recorded)) {
-      // An outcome that arrived before the token was recorded is delivered now.
-      const latest = await this.platform.flows.getRun(runId);
-      if (latest?.uploadOutcome) await this.deliver({ ...latest, uploadTaskToken: taskToken });
+    const recorded = await this.platform.flows.patchRun(runId, { uploadTaskToken: taskToken });
+    if (!recorded) {
+      if (!(await this.platform.flows.getRun(runId))) throw new TaskFailure(`Run ${runId} does not exist.`);
+      return;
     }
+    // An outcome recorded before the token is delivered now (else the hook delivers it later).
+    await this.deliver(recorded);
   }
 
   /** Hands a known upload outcome to the execution waiting with the recorded token. */
