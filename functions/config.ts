@@ -84,14 +84,15 @@ export const AWS_IMPORT_LIMITS = {
 /** settingsFromEnv as the AWS functions use it: SPARQL and imports bounded by what a function can do in time. */
 export function awsSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformSettings {
   const settings = settingsFromEnv(env);
-  const lower = (name: string, limit: number) => (env[name] ? Math.min(Number(env[name]), limit) : limit);
+  // An operator's setting (already read and checked by settingsFromEnv) may lower a limit, never raise it.
+  const lower = (name: string, configured: number, limit: number) => (env[name] ? Math.min(configured, limit) : limit);
   return {
     ...settings,
     imports: { ...AWS_IMPORT_LIMITS },
     sparql: {
       ...settings.sparql,
-      queryTimeoutMs: lower(ENV.queryTimeoutMs, AWS_SPARQL_LIMITS.queryTimeoutMs),
-      maxStatements: lower(ENV.maxServiceStatements, AWS_SPARQL_LIMITS.maxStatements),
+      queryTimeoutMs: lower(ENV.queryTimeoutMs, settings.sparql.queryTimeoutMs, AWS_SPARQL_LIMITS.queryTimeoutMs),
+      maxStatements: lower(ENV.maxServiceStatements, settings.sparql.maxStatements, AWS_SPARQL_LIMITS.maxStatements),
       replicas: AWS_SPARQL_LIMITS.replicas,
     },
   };

@@ -8,7 +8,7 @@ const SWEEP_BUDGET_MS = 60_000;
 /**
  * The sweeps of the watchdog, each bounded and independent: flows (runs that stopped reporting,
  * unfinished flow removals) and, from the data side, import jobs that stopped reporting. One line
- * each; see /work/shared and the domain classes for what they do.
+ * each; the domain classes (flows/runs/watchdog.ts, data/import-recovery.ts) say what they do.
  */
 const SWEEPS: Record<string, (services: Services) => Promise<unknown>> = {
   flows: (services) => services.flowWatchdog.sweep(SWEEP_BUDGET_MS),
