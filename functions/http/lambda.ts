@@ -166,8 +166,8 @@ export function lambdaHandler(family: Family, runtime: LambdaRuntime) {
       const request = fromApiGateway(event);
       if (request.body.length > LAMBDA_REQUEST_BODY_LIMIT) return await toApiGateway(tooLargeRequest(route, request.body.length));
       if (route.stream) request.stream = Readable.from([request.body]);
-    const { run, spill } = await handler;
-    return await toApiGateway(await run(route, (event.pathParameters as Record<string, string>) ?? {}, request), spill);
+      const { run, spill } = await handler;
+      return await toApiGateway(await run(route, (event.pathParameters as Record<string, string>) ?? {}, request), spill);
     } catch (error) {
       handler = undefined;
       return toApiGateway(errorResponse(error, runtime.logger));
