@@ -3,133 +3,51 @@
  * modules invoked with API Gateway (HTTP API v2) events, wired by the AWS composition root from
  * environment variables only, against dynalite and s3rver.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, DeleteBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import dynalite from 'dynalite';
-import S3rver from 's3rver';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable } from '../../functions/composition/local.js';
 import { ENV } from '../../functions/env-names.js';
 import { AWS_IMPORT_LIMITS, AWS_SPARQL_LIMITS, awsSettingsFromEnv } from '../../functions/config.js';
 import { LAMBDA_REQUEST_BODY_LIMIT } from '../../functions/http/lambda.js';
-import { FAMILIES, ROUTES, routeKey, WORKERS } from '../../functions/http/route-table.js';
+import { FAMILIES, WORKERS } from '../../functions/http/route-table.js';
+import { apiEvent as event, invokeHandler as invoke, lambdaContext as context, useAwsStandIns } from '../support/aws-stand-ins.js';
 
-let dynamo: Server;
-let client: DynamoDBClient;
-let s3rver: S3rver;
-let s3Dir: string;
 let s3: S3Client;
 /**
  * Lambda and EventBridge have no local stand-in: this server records the asynchronous invocations
  * of the import worker and accepts the upload events.
  */
-let lambda: Server;
 const lambdaInvokes: Record<string, unknown>[] = [];
 
-beforeAll(async () => {
-  dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((r) => dynamo.listen(0, '127.0.0.1', () => r()));
-  s3Dir = await mkdtemp(join(tmpdir(), 'ldp-aws-data-'));
-  s3rver = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: ['data', 'uploads', 'artifacts'].map((name) => ({ name, configs: [] })) });
-  const { port: s3Port } = await s3rver.run();
-  lambda = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      // EventBridge PutEvents (the upload events): accepted, nothing more to check here.
-      if (req.headers['x-amz-target']) {
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
-        res.end(JSON.stringify({ FailedEntryCount: 0, Entries: [{ EventId: 'e' }] }));
-        return;
-      }
-      lambdaInvokes.push(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
-      res.writeHead(202);
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => lambda.listen(0, '127.0.0.1', () => r()));
-  Object.assign(process.env, {
-    [ENV.tableName]: 'platform-aws-data-test',
-    [ENV.dataBucketName]: 'data',
-    [ENV.uploadsBucketName]: 'uploads',
-    [ENV.artifactsBucketName]: 'artifacts',
+useAwsStandIns({
+  table: 'platform-aws-data-test',
+  s3DirPrefix: 'ldp-aws-data-',
+  faked: ['LAMBDA', 'EVENTBRIDGE'],
+  fake: (req, body, res) => {
+    // EventBridge PutEvents (the upload events): accepted, nothing more to check here.
+    if (req.headers['x-amz-target']) {
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify({ FailedEntryCount: 0, Entries: [{ EventId: 'e' }] }));
+      return;
+    }
+    lambdaInvokes.push(JSON.parse(body.toString('utf8') || '{}'));
+    res.writeHead(202);
+    res.end();
+  },
+  env: {
     [ENV.importWorkerFunctionName]: 'import-worker',
     // Lowered (it may only be lowered on AWS) so a small dataset is over it.
     [ENV.maxServiceStatements]: '100',
-    AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`,
-    AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Port}`,
-    AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${(lambda.address() as AddressInfo).port}`,
-    AWS_ENDPOINT_URL_EVENTBRIDGE: `http://127.0.0.1:${(lambda.address() as AddressInfo).port}`,
-    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
-    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
-    AWS_REGION: 'eu-west-1',
-    AWS_ACCESS_KEY_ID: 'S3RVER',
-    AWS_SECRET_ACCESS_KEY: 'S3RVER',
-  });
-  client = new DynamoDBClient({});
+  },
+});
+
+beforeAll(() => {
   s3 = new S3Client({ forcePathStyle: true });
-  await ensureTable(client, 'platform-aws-data-test');
 });
 
-afterAll(async () => {
-  client?.destroy();
+afterAll(() => {
   s3?.destroy();
-  await new Promise((r) => lambda?.close(r));
-  await new Promise((r) => dynamo?.close(r));
-  await s3rver?.close();
-  if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
 });
-
-function event(method: string, path: string, options: { body?: unknown; rawBody?: Buffer; token?: string; query?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
-  const route = ROUTES.find((r) => r.method === method && new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(path));
-  if (!route) throw new Error(`no route for ${method} ${path}`);
-  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-  const values = new RegExp(`^${route.path.replace(/\{\w+\}/g, '([^/]+)')}$`).exec(path)!.slice(1);
-  return {
-    version: '2.0',
-    routeKey: routeKey(route),
-    rawPath: path,
-    rawQueryString: options.query ?? '',
-    headers: {
-      host: 'api.example.org',
-      'x-forwarded-proto': 'https',
-      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-      ...options.headers,
-    },
-    pathParameters: Object.fromEntries(names.map((n, i) => [n, values[i]!])),
-    requestContext: {
-      accountId: '123',
-      apiId: 'api',
-      domainName: 'api.example.org',
-      domainPrefix: 'api',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: 'id',
-      routeKey: routeKey(route),
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-    },
-    body: options.rawBody ? options.rawBody.toString('base64') : options.body !== undefined ? JSON.stringify(options.body) : undefined,
-    isBase64Encoded: options.rawBody !== undefined,
-  };
-}
-
-const context = { getRemainingTimeInMillis: () => 30_000 } as Context;
-
-async function invoke(family: string, e: APIGatewayProxyEventV2) {
-  const module = await import(`../../functions/handlers/${family}.ts`);
-  const result = (await module.handler(e, context)) as APIGatewayProxyStructuredResultV2;
-  const json = result.body && String(result.headers?.['content-type'] ?? '').startsWith('application/json') ? JSON.parse(result.body) : undefined;
-  return { ...result, json };
-}
 
 async function operator() {
   const { awsServices } = await import('../../functions/composition/aws.js');
