@@ -7,30 +7,17 @@
  * deletion, runs listed within one request's reads, runs that stopped reporting, and the API URL
  * of scheduled runs.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import dynalite from 'dynalite';
-import S3rver from 's3rver';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createServer, type Server } from 'node:http';
+import type { Context } from 'aws-lambda';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ensureTable } from '../../functions/composition/local.js';
+import { describe, expect, it, vi } from 'vitest';
 import { ENV } from '../../functions/env-names.js';
-import { ROUTES, routeKey } from '../../functions/http/route-table.js';
+import { apiEvent, invokeHandler as invoke, lambdaContext as context, useAwsStandIns, type ApiEventOptions } from '../support/aws-stand-ins.js';
 import type { RunRecord } from '../../functions/domain/flows/records.js';
 
 const API_URL = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
 const TASK_WORKER_ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:flow-task-worker';
 const TABLE = 'platform-aws-flows-test';
-
-let dynamo: Server;
-let client: DynamoDBClient;
-let aws: Server;
-let s3rver: S3rver;
-let s3Dir: string;
 
 /** Calls the platform made, by action (Step Functions target name, or `Scheduler:<method>`). */
 const calls: { action: string; input: Record<string, unknown> }[] = [];
@@ -39,73 +26,50 @@ const executions = new Map<string, Record<string, unknown>>();
 /** When set, DeleteStateMachine answers this error (as a missing grant would). */
 let refuseDeleteStateMachine: string | undefined;
 
-function awsError(res: import('node:http').ServerResponse, type: string, message: string) {
+function awsError(res: ServerResponse, type: string, message: string) {
   res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': type });
   res.end(JSON.stringify({ __type: type, message }));
 }
 
-beforeAll(async () => {
-  dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((r) => dynamo.listen(0, '127.0.0.1', () => r()));
-  s3Dir = await mkdtemp(join(tmpdir(), 'ldp-aws-flows-'));
-  s3rver = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: ['data', 'uploads', 'artifacts'].map((name) => ({ name, configs: [] })) });
-  const { port: s3Port } = await s3rver.run();
-  aws = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (/^\/2015-03-31\/functions\//.test(req.url ?? '')) {
-        res.writeHead(202).end();
-        return;
-      }
-      if ((req.url ?? '').startsWith('/schedules/')) {
-        calls.push({ action: `Scheduler:${req.method}`, input: { path: req.url, ...(text ? JSON.parse(text) : {}) } });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ScheduleArn: `arn:aws:scheduler:eu-west-1:123456789012:schedule/${req.url}` }));
-        return;
-      }
-      const action = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
-      const input = JSON.parse(text || '{}') as Record<string, unknown>;
-      calls.push({ action, input });
-      if (action === 'CreateStateMachine') {
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ stateMachineArn: `arn:aws:states:eu-west-1:123456789012:stateMachine:${String(input.name)}`, creationDate: Date.now() / 1000 }));
-      } else if (action === 'StartExecution') {
-        const arn = `${String(input.stateMachineArn).replace(':stateMachine:', ':execution:')}:${String(input.name)}`;
-        executions.set(arn, { executionArn: arn, status: 'RUNNING', startDate: Date.now() / 1000 });
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ executionArn: arn, startDate: Date.now() / 1000 }));
-      } else if (action === 'DescribeExecution') {
-        const found = executions.get(String(input.executionArn));
-        if (!String(input.executionArn).startsWith('arn:')) awsError(res, 'InvalidArn', `Invalid Arn: '${String(input.executionArn)}'`);
-        else if (!found) awsError(res, 'ExecutionDoesNotExist', `Execution Does Not Exist: '${String(input.executionArn)}'`);
-        else res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ stateMachineArn: 'x', startDate: Date.now() / 1000, ...found }));
-      } else if (action === 'DeleteStateMachine' && refuseDeleteStateMachine) {
-        awsError(res, 'AccessDeniedException', refuseDeleteStateMachine);
-      } else {
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end('{}');
-      }
-    });
-  });
-  await new Promise<void>((r) => aws.listen(0, '127.0.0.1', () => r()));
-  const awsUrl = `http://127.0.0.1:${(aws.address() as AddressInfo).port}`;
-  Object.assign(process.env, {
-    [ENV.tableName]: TABLE,
-    [ENV.dataBucketName]: 'data',
-    [ENV.artifactsBucketName]: 'artifacts',
-    [ENV.uploadsBucketName]: 'uploads',
+useAwsStandIns({
+  table: TABLE,
+  s3DirPrefix: 'ldp-aws-flows-',
+  faked: ['SFN', 'LAMBDA', 'EVENTBRIDGE', 'SCHEDULER'],
+  fake: (req, raw, res) => {
+    const text = raw.toString('utf8');
+    if (/^\/2015-03-31\/functions\//.test(req.url ?? '')) {
+      res.writeHead(202).end();
+      return;
+    }
+    if ((req.url ?? '').startsWith('/schedules/')) {
+      calls.push({ action: `Scheduler:${req.method}`, input: { path: req.url, ...(text ? JSON.parse(text) : {}) } });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ScheduleArn: `arn:aws:scheduler:eu-west-1:123456789012:schedule/${req.url}` }));
+      return;
+    }
+    const action = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const input = JSON.parse(text || '{}') as Record<string, unknown>;
+    calls.push({ action, input });
+    if (action === 'CreateStateMachine') {
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ stateMachineArn: `arn:aws:states:eu-west-1:123456789012:stateMachine:${String(input.name)}`, creationDate: Date.now() / 1000 }));
+    } else if (action === 'StartExecution') {
+      const arn = `${String(input.stateMachineArn).replace(':stateMachine:', ':execution:')}:${String(input.name)}`;
+      executions.set(arn, { executionArn: arn, status: 'RUNNING', startDate: Date.now() / 1000 });
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ executionArn: arn, startDate: Date.now() / 1000 }));
+    } else if (action === 'DescribeExecution') {
+      const found = executions.get(String(input.executionArn));
+      if (!String(input.executionArn).startsWith('arn:')) awsError(res, 'InvalidArn', `Invalid Arn: '${String(input.executionArn)}'`);
+      else if (!found) awsError(res, 'ExecutionDoesNotExist', `Execution Does Not Exist: '${String(input.executionArn)}'`);
+      else res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ stateMachineArn: 'x', startDate: Date.now() / 1000, ...found }));
+    } else if (action === 'DeleteStateMachine' && refuseDeleteStateMachine) {
+      awsError(res, 'AccessDeniedException', refuseDeleteStateMachine);
+    } else {
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end('{}');
+    }
+  },
+  env: {
     [ENV.publicApiUrl]: API_URL,
     // The tests' own HTTP servers are on loopback.
     [ENV.outboundAllowPrivateNetworks]: 'true',
-    AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`,
-    AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Port}`,
-    AWS_ENDPOINT_URL_SFN: awsUrl,
-    AWS_ENDPOINT_URL_LAMBDA: awsUrl,
-    AWS_ENDPOINT_URL_EVENTBRIDGE: awsUrl,
-    AWS_ENDPOINT_URL_SCHEDULER: awsUrl,
-    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
-    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
-    AWS_REGION: 'eu-west-1',
-    AWS_ACCESS_KEY_ID: 'S3RVER',
-    AWS_SECRET_ACCESS_KEY: 'S3RVER',
     [ENV.importWorkerFunctionName]: 'import-worker',
     [ENV.flowStateMachinePrefix]: 'test-flow',
     [ENV.flowStateMachineRoleArn]: 'arn:aws:iam::123456789012:role/flows',
@@ -113,62 +77,11 @@ beforeAll(async () => {
     [ENV.flowScheduleGroup]: 'flows',
     [ENV.flowScheduleStartArn]: 'arn:aws:lambda:eu-west-1:123456789012:function:flow-schedule-start',
     [ENV.flowScheduleRoleArn]: 'arn:aws:iam::123456789012:role/schedules',
-  });
-  client = new DynamoDBClient({});
-  await ensureTable(client, TABLE);
+  },
 });
 
-afterAll(async () => {
-  client?.destroy();
-  await new Promise((r) => aws?.close(r));
-  await new Promise((r) => dynamo?.close(r));
-  await s3rver?.close();
-  if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
-});
-
-function event(method: string, path: string, options: { body?: unknown; token?: string; query?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
-  const route = ROUTES.find((r) => r.method === method && new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(path));
-  if (!route) throw new Error(`no route for ${method} ${path}`);
-  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-  const values = new RegExp(`^${route.path.replace(/\{\w+\}/g, '([^/]+)')}$`).exec(path)!.slice(1);
-  return {
-    version: '2.0',
-    routeKey: routeKey(route),
-    rawPath: path,
-    rawQueryString: options.query ?? '',
-    headers: {
-      host: 'abc123.execute-api.eu-west-1.amazonaws.com',
-      'x-forwarded-proto': 'https',
-      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-      ...options.headers,
-    },
-    pathParameters: Object.fromEntries(names.map((n, i) => [n, values[i]!])),
-    requestContext: {
-      accountId: '123',
-      apiId: 'abc123',
-      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
-      domainPrefix: 'abc123',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: 'id',
-      routeKey: routeKey(route),
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-    },
-    body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
-    isBase64Encoded: false,
-  };
-}
-
-const context = { getRemainingTimeInMillis: () => 30_000 } as Context;
-
-async function invoke(family: string, e: APIGatewayProxyEventV2) {
-  const module = await import(`../../functions/handlers/${family}.ts`);
-  const result = (await module.handler(e, context)) as APIGatewayProxyStructuredResultV2;
-  const json = result.body && String(result.headers?.['content-type'] ?? '').startsWith('application/json') ? JSON.parse(result.body) : undefined;
-  return { ...result, json };
-}
+/** Requests to the API as its execute-api host names it. */
+const event = (method: string, path: string, options: ApiEventOptions = {}) => apiEvent(method, path, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', ...options });
 
 let seq = 0;
 /** An administrator "ops" with an API token and a console session, and flows switched on. */
