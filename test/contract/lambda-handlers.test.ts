@@ -3,156 +3,53 @@
  * wired by the AWS composition root from environment variables only, against dynalite speaking
  * the DynamoDB wire protocol.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import dynalite from 'dynalite';
-import S3rver from 's3rver';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable } from '../../functions/composition/local.js';
+import { describe, expect, it } from 'vitest';
 import { ENV } from '../../functions/env-names.js';
-import { ROUTES, routeKey } from '../../functions/http/route-table.js';
+import { apiEvent as event, invokeHandler as invoke, lambdaContext as context, useAwsStandIns } from '../support/aws-stand-ins.js';
 
-let server: Server;
-let client: DynamoDBClient;
 /**
  * Step Functions has no local stand-in: this server answers the few calls the executor makes and
  * records them, so the tests can check what the platform asked Step Functions to do.
  */
-let sfn: Server;
 const sfnCalls: { action: string; input: Record<string, unknown> }[] = [];
 /** Lambda has no local stand-in either: the same server records asynchronous invocations. */
 const lambdaInvokes: { functionName: string; payload: Record<string, unknown> }[] = [];
 const ACCOUNT_ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:flow-task-worker';
-let s3rver: S3rver;
-let s3Dir: string;
 
-beforeAll(async () => {
-  server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // S3 stand-in for the buckets (s3rver accepts only the S3RVER key; dynalite accepts any).
-  s3Dir = await mkdtemp(join(tmpdir(), 'ldp-s3-'));
-  s3rver = new S3rver({
-    address: '127.0.0.1',
-    port: 0,
-    silent: true,
-    directory: s3Dir,
-    configureBuckets: ['data', 'uploads', 'artifacts'].map((name) => ({ name, configs: [] })),
-  });
-  const { port: s3Port } = await s3rver.run();
-  Object.assign(process.env, {
-    [ENV.tableName]: 'platform-lambda-test',
-    [ENV.dataBucketName]: 'data',
-    [ENV.artifactsBucketName]: 'artifacts',
-    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
-    AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${s3Port}`,
-    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
-    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
-    AWS_REGION: 'eu-west-1',
-    AWS_ACCESS_KEY_ID: 'S3RVER',
-    AWS_SECRET_ACCESS_KEY: 'S3RVER',
-  });
-  sfn = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      // Lambda's asynchronous Invoke (the import route starting the worker function): recorded.
-      const invoked = /^\/2015-03-31\/functions\/([^/]+)\/invocations/.exec(req.url ?? '');
-      if (invoked) {
-        lambdaInvokes.push({ functionName: decodeURIComponent(invoked[1]!), payload: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') });
-        res.writeHead(202);
-        res.end();
-        return;
-      }
-      const action = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
-      const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
-      sfnCalls.push({ action, input });
-      const machine = `arn:aws:states:eu-west-1:123456789012:stateMachine:${String(input.name ?? '')}`;
-      const body =
-        action === 'CreateStateMachine' ? { stateMachineArn: machine, creationDate: Date.now() / 1000 }
-        : action === 'StartExecution' ? { executionArn: `${String(input.stateMachineArn).replace(':stateMachine:', ':execution:')}:${String(input.name)}`, startDate: Date.now() / 1000 }
-        : {};
-      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
-      res.end(JSON.stringify(body));
-    });
-  });
-  await new Promise<void>((r) => sfn.listen(0, '127.0.0.1', () => r()));
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${(sfn.address() as AddressInfo).port}`,
-    AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${(sfn.address() as AddressInfo).port}`,
-    AWS_ENDPOINT_URL_EVENTBRIDGE: `http://127.0.0.1:${(sfn.address() as AddressInfo).port}`,
+useAwsStandIns({
+  table: 'platform-lambda-test',
+  faked: ['SFN', 'LAMBDA', 'EVENTBRIDGE'],
+  fake: (req, body, res) => {
+    // Lambda's asynchronous Invoke (the import route starting the worker function): recorded.
+    const invoked = /^\/2015-03-31\/functions\/([^/]+)\/invocations/.exec(req.url ?? '');
+    if (invoked) {
+      lambdaInvokes.push({ functionName: decodeURIComponent(invoked[1]!), payload: JSON.parse(body.toString('utf8') || '{}') });
+      res.writeHead(202);
+      res.end();
+      return;
+    }
+    const action = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const input = JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>;
+    sfnCalls.push({ action, input });
+    const machine = `arn:aws:states:eu-west-1:123456789012:stateMachine:${String(input.name ?? '')}`;
+    const answer =
+      action === 'CreateStateMachine' ? { stateMachineArn: machine, creationDate: Date.now() / 1000 }
+      : action === 'StartExecution' ? { executionArn: `${String(input.stateMachineArn).replace(':stateMachine:', ':execution:')}:${String(input.name)}`, startDate: Date.now() / 1000 }
+      : {};
+    res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+    res.end(JSON.stringify(answer));
+  },
+  env: {
     [ENV.importWorkerFunctionName]: 'import-worker',
-    [ENV.uploadsBucketName]: 'uploads',
     [ENV.flowStateMachinePrefix]: 'test-flow',
     [ENV.flowStateMachineRoleArn]: 'arn:aws:iam::123456789012:role/flows',
     [ENV.flowTaskWorkerArn]: ACCOUNT_ARN,
     // As the stack sets it on every function: runs started by hooks need it (issue 13).
     [ENV.publicApiUrl]: 'https://api.example.org',
-  });
-  client = new DynamoDBClient({});
-  await ensureTable(client, 'platform-lambda-test');
+  },
 });
-
-afterAll(async () => {
-  client?.destroy();
-  await new Promise((r) => sfn?.close(r));
-  await new Promise((r) => server?.close(r));
-  await s3rver?.close();
-  if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
-});
-
-function event(method: string, path: string, options: { body?: unknown; token?: string; query?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
-  const route = ROUTES.find((r) => {
-    if (r.method !== method) return false;
-    const pattern = new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`);
-    return pattern.test(path);
-  });
-  if (!route) throw new Error(`no route for ${method} ${path}`);
-  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-  const values = new RegExp(`^${route.path.replace(/\{\w+\}/g, '([^/]+)')}$`).exec(path)!.slice(1);
-  return {
-    version: '2.0',
-    routeKey: routeKey(route),
-    rawPath: path,
-    rawQueryString: options.query ?? '',
-    headers: {
-      host: 'api.example.org',
-      'x-forwarded-proto': 'https',
-      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-      ...options.headers,
-    },
-    pathParameters: Object.fromEntries(names.map((n, i) => [n, values[i]!])),
-    requestContext: {
-      accountId: '123',
-      apiId: 'api',
-      domainName: 'api.example.org',
-      domainPrefix: 'api',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: 'id',
-      routeKey: routeKey(route),
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-    },
-    body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
-    isBase64Encoded: false,
-  };
-}
-
-const context = { getRemainingTimeInMillis: () => 30_000 } as Context;
-
-async function invoke(family: string, e: APIGatewayProxyEventV2) {
-  const module = await import(`../../functions/handlers/${family}.ts`);
-  const result = (await module.handler(e, context)) as APIGatewayProxyStructuredResultV2;
-  const json = result.body && String(result.headers?.['content-type'] ?? '').startsWith('application/json') ? JSON.parse(result.body) : undefined;
-  return { ...result, json };
-}
 
 describe('Lambda handlers', () => {
   it('info answers with the API URL of the request', async () => {
