@@ -5,19 +5,13 @@
  * token and a session cookie sent to the functions never appear. Metadata in dynalite, no buckets
  * (a function touching one fails: the failing request).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import dynalite from 'dynalite';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ENV } from '../../functions/env-names.js';
-import { ROUTES, routeKey } from '../../functions/http/route-table.js';
+import { apiEvent, useAwsStandIns } from '../support/aws-stand-ins.js';
 
 const TABLE = 'platform-lambda-logging';
 const PASSWORD = 'carol-Pa55word-on-lambda';
-let server: Server;
-let client: DynamoDBClient;
 const written: string[] = [];
 const secrets: string[] = [PASSWORD];
 
@@ -32,58 +26,20 @@ interface Line {
   [key: string]: unknown;
 }
 
-beforeAll(async () => {
-  server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  Object.assign(process.env, {
-    [ENV.tableName]: TABLE,
-    // The handlers' logger reads its level when first imported (below).
-    [ENV.logLevel]: 'INFO',
-    AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    AWS_REGION: 'eu-west-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-  });
-  for (const env of [ENV.dataBucketName, ENV.uploadsBucketName, ENV.artifactsBucketName]) delete process.env[env];
-  client = new DynamoDBClient({});
-  // Imported only now: it loads the AWS composition root, whose logger reads its level on load.
-  const { ensureTable } = await import('../../functions/composition/local.js');
-  await ensureTable(client, TABLE);
+// Metadata in dynalite, no buckets.
+useAwsStandIns({
+  table: TABLE,
+  buckets: false,
+  credentials: 'local',
+  // The handlers' logger reads its level when first imported (after the set-up).
+  env: { [ENV.logLevel]: 'INFO' },
 });
 
-afterAll(async () => {
-  client?.destroy();
-  await new Promise((r) => server?.close(r));
-});
-
-function event(method: string, path: string, options: { body?: string | object; headers?: Record<string, string>; cookies?: string[]; requestId: string }): APIGatewayProxyEventV2 {
-  const route = ROUTES.find((r) => r.method === method && new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(path))!;
-  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-  const values = new RegExp(`^${route.path.replace(/\{\w+\}/g, '([^/]+)')}$`).exec(path)!.slice(1);
-  return {
-    version: '2.0',
-    routeKey: routeKey(route),
-    rawPath: path,
-    rawQueryString: '',
-    headers: { host: 'api.example.org', ...(typeof options.body === 'object' ? { 'content-type': 'application/json' } : {}), ...options.headers },
-    cookies: options.cookies,
-    pathParameters: Object.fromEntries(names.map((n, i) => [n, values[i]!])),
-    requestContext: {
-      accountId: '123',
-      apiId: 'api',
-      domainName: 'api.example.org',
-      domainPrefix: 'api',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: options.requestId,
-      routeKey: routeKey(route),
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-    },
-    body: typeof options.body === 'object' ? JSON.stringify(options.body) : options.body,
-    isBase64Encoded: false,
-  };
-}
+/** A JSON body (an object) or a raw one (a string, sent with no content type). */
+const event = (method: string, path: string, options: { body?: string | object; headers?: Record<string, string>; cookies?: string[]; requestId: string }): APIGatewayProxyEventV2 => {
+  const { body, ...rest } = options;
+  return apiEvent(method, path, { ...rest, ...(typeof body === 'object' ? { body } : { rawBody: body }) });
+};
 
 const contextOf = (functionName: string, awsRequestId: string) =>
   ({
