@@ -49,6 +49,8 @@ describe('on AWS: datasets, imports and exports', () => {
     const ds = await aws.createDataset('alice', 'people', 'public', alice);
     const job = await importFiles(p, alice, 'alice/people', [{ name: 'people.nt', content: PEOPLE }], { defaultGraphName: 'https://example.org/graph' });
     expect(job.status, JSON.stringify(job.error)).toBe('finished');
+    // The worker writes `finished` before its invocation returns: wait for the invocation to end.
+    await aws.aws.idle();
     expect(aws.aws.runtime.invocations.some((i) => i.functionName.startsWith('ImportWorker') && i.ok)).toBe(true);
     const graphs = await graphsOf(p, alice, 'alice/people');
     expect(graphs.map((g) => g.graphName)).toEqual(['https://example.org/graph']);
