@@ -2,11 +2,9 @@
  * The FlowStore contract against DynamoDbFlowStore on dynalite (in memory), with the table
  * created exactly as the embedded platform creates it.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import dynalite from 'dynalite';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalDynamo, startDynalite } from '../support/dynalite.js';
 import { DynamoDbFlowStore } from '../../functions/adapters/aws/dynamodb-flow-store.js';
 import { cachedFlowStore } from '../../functions/adapters/local/cached-flow-store.js';
 import { documentClient } from '../../functions/composition/aws.js';
@@ -25,28 +23,19 @@ import type { FlowStore } from '../../functions/ports/flow-store.js';
 
 const TABLE = 'platform-flow-store-test';
 
-let server: Server;
+let dynamo: LocalDynamo;
 let client: DynamoDBClient;
 let store: FlowStore;
 
 beforeAll(async () => {
-  server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  client = new DynamoDBClient({
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    region: 'local',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  dynamo = await startDynalite();
+  client = dynamo.client;
   await ensureTable(client, TABLE);
   store = new DynamoDbFlowStore(documentClient(client), TABLE);
 });
 
 afterAll(async () => {
-  client?.destroy();
-  if (server) await new Promise((r) => server.close(r));
+  await dynamo?.stop();
 });
 
 let counter = 0;

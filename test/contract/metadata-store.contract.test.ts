@@ -3,11 +3,9 @@
  * table created exactly as the embedded platform creates it, and against the embedded platform's
  * read cache in front of it (which must be exact: every read sees every earlier write).
  */
-import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import dynalite from 'dynalite';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalDynamo, startDynalite } from '../support/dynalite.js';
 import { DynamoDbMetadataStore } from '../../functions/adapters/aws/dynamodb-metadata-store.js';
 import { K } from '../../functions/adapters/aws/dynamodb-metadata-keys.js';
 import { cachedMetadataStore } from '../../functions/adapters/local/cached-metadata-store.js';
@@ -25,27 +23,18 @@ const TABLE = 'platform-metadata-store-test';
 const T0 = '2024-05-01T10:00:00.000Z';
 const T1 = '2024-05-02T10:00:00.000Z';
 
-let server: Server;
+let dynamo: LocalDynamo;
 let client: DynamoDBClient;
 let store: MetadataStore;
 let tableName: string;
 
 beforeAll(async () => {
-  server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  client = new DynamoDBClient({
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    region: 'local',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  dynamo = await startDynalite();
+  client = dynamo.client;
 });
 
 afterAll(async () => {
-  client?.destroy();
-  if (server) await new Promise((r) => server.close(r));
+  await dynamo?.stop();
 });
 
 let counter = 0;
