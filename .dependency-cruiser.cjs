@@ -103,7 +103,7 @@ module.exports = {
         'that uses or implements them (types from npm packages are fine).',
       from: { path: '^functions/ports/' },
       to: {
-        path: '^functions/(domain|adapters|http|handlers|composition)/|^functions/(config|env-names)\\.ts$',
+        path: '^functions/(domain|adapters|http|handlers|containers|composition)/|^functions/(config|env-names)\\.ts$',
       },
     },
 
@@ -116,7 +116,7 @@ module.exports = {
         'domain records, ports, adapters or the HTTP layer, so every layer can use it.',
       from: { path: '^functions/rdf/' },
       to: {
-        path: '^functions/(domain|ports|adapters|http|handlers|composition)/|^functions/(config|env-names)\\.ts$',
+        path: '^functions/(domain|ports|adapters|http|handlers|containers|composition)/|^functions/(config|env-names)\\.ts$',
       },
     },
 
@@ -128,7 +128,7 @@ module.exports = {
         'The HTTP layer is transport-neutral: it gets services already wired, so the same routes run ' +
         'on Lambda and on the embedded server. Wiring adapters is composition\'s job.',
       from: { path: '^functions/http/' },
-      to: { path: '^functions/(adapters|composition|handlers)/' },
+      to: { path: '^functions/(adapters|composition|handlers|containers)/' },
     },
 
     // --- adapters -------------------------------------------------------------------------------
@@ -136,12 +136,12 @@ module.exports = {
       name: 'adapters-only-wired-by-composition',
       severity: 'error',
       comment:
-        'Adapters are chosen in one place per runtime (composition/, and the Lambda handlers that ' +
+        'Adapters are chosen in one place per runtime (composition/, and the Lambda handlers and Fargate containers that ' +
         'need a client of their own); bin/, lib/ and test/ may use them too. Anything else would ' +
         'tie a layer to one runtime.',
       from: {
         path: '^functions/',
-        pathNot: '^functions/(adapters|handlers|composition)/',
+        pathNot: '^functions/(adapters|handlers|containers|composition)/',
       },
       to: { path: '^functions/adapters/' },
     },
@@ -152,7 +152,7 @@ module.exports = {
         'Adapters implement ports; they are wired from outside and never reach back into the HTTP ' +
         'layer, handlers or composition (that would be a cycle of layers).',
       from: { path: '^functions/adapters/' },
-      to: { path: '^functions/(http|handlers|composition)/' },
+      to: { path: '^functions/(http|handlers|containers|composition)/' },
     },
     {
       name: 'adapters-aws-not-to-local',
@@ -188,7 +188,7 @@ module.exports = {
         'statemachines/ is the pure flow → ASL compiler and run-status rules, used by the domain and ' +
         'by lib/ at synth time: it may not pull in adapters, HTTP, handlers or composition.',
       from: { path: '^statemachines/' },
-      to: { path: '^functions/(adapters|http|handlers|composition)/' },
+      to: { path: '^functions/(adapters|http|handlers|containers|composition)/' },
     },
 
     // --- hygiene --------------------------------------------------------------------------------

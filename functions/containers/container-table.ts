@@ -1,0 +1,79 @@
+import type { FamilySpec } from '../http/route-table.js';
+
+/**
+ * The container table: what runs on ECS Fargate instead of Lambda (issue 19). Pure data, like
+ * `functions/http/route-table.ts`: `lib/constructs/container-platform.ts` turns each entry into a
+ * Fargate task definition whose task role is granted exactly the entry's `grants` (the same bind
+ * helpers as the Lambda functions). Every Node container runs our one bundle
+ * (`functions/containers/main.ts`) with the entry's `role` as its first argument.
+ *
+ * Fargate sizes come in fixed pairs: cpu 256 → 512-2048 MB, 512 → 1-4 GB, 1024 → 2-8 GB,
+ * 2048 → 4-16 GB, 4096 → 8-30 GB (1 GB steps above 512 MB).
+ */
+
+/** First argument of `functions/containers/main.ts`: which role module the container runs. */
+export type ContainerRole = 'upload-host' | 'worker' | 'sparql-loader';
+
+export interface ContainerSpec {
+  /** The role module the Node container runs (`functions/containers/<role>.ts`). */
+  role: ContainerRole;
+  /** What the task role may touch; the stack grants exactly this, nothing more (see FamilySpec). */
+  grants: FamilySpec['grants'];
+  /** Fargate task CPU units (1024 = one vCPU). */
+  cpu: number;
+  /** Fargate task memory (MiB), shared by the task's containers. */
+  memoryMb: number;
+  /**
+   * The Node container's port (env PORT) when the role serves HTTP; unset for roles that serve
+   * nothing.
+   */
+  port?: number;
+}
+
+/** Virtuoso's settings in the SPARQL host task (the openlink image reads them from `VIRT_*` env). */
+export interface VirtuosoSpec {
+  /** Memory (MiB) of the `virtuoso` container; the rest of the task's memory is the loader's. */
+  memoryMb: number;
+  /** `[Parameters] NumberOfBuffers`: 8 KiB pages cached (about 2/3 of the container's memory). */
+  numberOfBuffers: number;
+  /** `[Parameters] MaxDirtyBuffers`: about 3/4 of NumberOfBuffers. */
+  maxDirtyBuffers: number;
+  /** Virtuoso's SPARQL/HTTP port. */
+  httpPort: number;
+}
+
+export interface SparqlHostSpec extends ContainerSpec {
+  virtuoso: VirtuosoSpec;
+}
+
+/** The port Node containers that serve listen on (env PORT). */
+export const NODE_CONTAINER_PORT = 8080;
+
+/** Initial entries: their owners (upload host, long work, SPARQL hosts) refine grants and sizes. */
+export const CONTAINERS = {
+  /** The tus upload host behind the API's `…/add` routes (a Fargate service). */
+  uploadHost: {
+    role: 'upload-host',
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true },
+    cpu: 512,
+    memoryMb: 1024,
+    port: NODE_CONTAINER_PORT,
+  },
+  /** One import job or URL load run to the end (RunTask; no 15-minute limit). */
+  worker: {
+    role: 'worker',
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true },
+    cpu: 1024,
+    memoryMb: 4096,
+  },
+  /** One running SPARQL service: Virtuoso plus the loader that fills it from the snapshot. */
+  sparqlHost: {
+    role: 'sparql-loader',
+    grants: { table: 'RW', dataBucket: 'R' },
+    cpu: 2048,
+    memoryMb: 8192,
+    virtuoso: { memoryMb: 6144, numberOfBuffers: 510000, maxDirtyBuffers: 375000, httpPort: 8890 },
+  },
+} as const satisfies { uploadHost: ContainerSpec; worker: ContainerSpec; sparqlHost: SparqlHostSpec };
+
+export type ContainerName = keyof typeof CONTAINERS;

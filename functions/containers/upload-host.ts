@@ -1,0 +1,6 @@
+/**
+ * Container role `upload-host` (see main.ts). A stub until its owner builds it (issue 19).
+ */
+export async function run(_args: string[]): Promise<void> {
+  throw new Error('container role upload-host: not built yet');
+}
