@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { ENV } from '../../functions/env-names.js';
 import { ROUTES, routeKey } from '../../functions/http/route-table.js';
+import { addMultipartListing } from './s3rver-multipart.js';
 
 /** AWS services with no local stand-in, answered by the file's own recording server. */
 export type FakedService = 'LAMBDA' | 'EVENTBRIDGE' | 'SFN' | 'SCHEDULER';
@@ -64,7 +65,7 @@ export function useAwsStandIns(options: AwsStandInOptions): AwsStandIns {
     const env: Record<string, string> = { [ENV.tableName]: options.table, AWS_ENDPOINT_URL_DYNAMODB: urlOf(dynamoServer) };
     if (buckets) {
       s3Dir = await mkdtemp(join(tmpdir(), options.s3DirPrefix ?? 'ldp-s3-'));
-      s3rver = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: ['data', 'uploads', 'artifacts'].map((name) => ({ name, configs: [] })) });
+      s3rver = addMultipartListing(new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: ['data', 'uploads', 'artifacts'].map((name) => ({ name, configs: [] })) }));
       const { port } = await s3rver.run();
       Object.assign(env, {
         [ENV.dataBucketName]: 'data',
