@@ -11,20 +11,19 @@ import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import type { Construct } from 'constructs';
 import { ENV, type EnvName } from '../functions/env-names.js';
-import { FAMILIES, ROUTES, WORKERS, type BucketAccess, type Family, type FamilySpec, type WorkerSpec } from '../functions/http/route-table.js';
+import { FAMILIES, ROUTES, WORKERS, type Family, type FamilySpec, type WorkerSpec } from '../functions/http/route-table.js';
 import { FLOW_SCHEDULE_NAME_PREFIX } from '../functions/adapters/aws/eventbridge-scheduler.js';
 import { ASSET_KEY_WILDCARD, UPLOAD_EVENT_SOURCE, UPLOAD_EVENT_TYPES } from '../functions/adapters/aws/eventbridge-upload-events.js';
 import {
   AppFunction,
-  bindBucket,
-  bindEventSource,
   bindFlowExecutions,
   bindFlowSchedules,
+  bindGrants as bindDeclaredGrants,
   bindInvoke,
-  bindMail,
-  bindTable,
   flowExecutionArns,
   flowScheduleArns,
+  type BucketGrant,
+  type GrantResources,
 } from './constructs/app-function.js';
 import { acknowledge } from './nag.js';
 
@@ -69,7 +68,6 @@ export const DATA_KEY_PREFIX = 'datasets/';
 /** Placeholder sender when the stack is given no `mailFrom`: deployable, but SES sends nothing from it. */
 export const DEFAULT_MAIL_FROM = 'no-reply@example.org';
 
-type BucketGrant = 'dataBucket' | 'uploadsBucket' | 'artifactsBucket';
 export type Worker = keyof typeof WORKERS;
 
 /**
@@ -152,15 +150,8 @@ export class StatelessStack extends Stack {
     };
     this.mailFrom = props.mailFrom ?? DEFAULT_MAIL_FROM;
     // Exactly the access a table entry declares, nothing more (flows: see below).
-    const bindGrants = (fn: AppFunction, grants: FamilySpec['grants']): void => {
-      if (grants.table) bindTable(fn, props.table, grants.table);
-      for (const key of Object.keys(buckets) as BucketGrant[]) {
-        const access: BucketAccess | undefined = grants[key];
-        if (access) bindBucket(fn, buckets[key].bucket, buckets[key].env, access, buckets[key].keyPrefix);
-      }
-      if (grants.uploadEvents) bindEventSource(fn, UPLOAD_EVENT_SOURCE);
-      if (grants.mail) bindMail(fn, this.mailFrom);
-    };
+    const grantResources: GrantResources = { table: props.table, buckets, mailFrom: this.mailFrom };
+    const bindGrants = (fn: AppFunction, grants: FamilySpec['grants']): void => bindDeclaredGrants(fn, grants, grantResources);
 
     // No CORS: the console is served from the same origin; add it deliberately if that changes.
     this.api = new HttpApi(this, 'HttpApi', {

@@ -3,14 +3,17 @@ import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing, type Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct, type IConstruct } from 'constructs';
 import { TABLE_SCHEMA } from '../../functions/adapters/aws/table-schema.js';
 import { ENV, type EnvName } from '../../functions/env-names.js';
-import type { Access, BucketAccess, FlowExecutionUse } from '../../functions/http/route-table.js';
+import { UPLOAD_EVENT_SOURCE } from '../../functions/adapters/aws/eventbridge-upload-events.js';
+import type { Access, BucketAccess, FamilySpec, FlowExecutionUse } from '../../functions/http/route-table.js';
+
+type Grants = FamilySpec['grants'];
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 
 /** Repo root, from this file's location, so synth works from any working directory. */
@@ -62,7 +65,7 @@ const OXIGRAPH_BROWSER_FILES = ['web.js', 'web.d.ts', 'web_bg.wasm', 'web_bg.was
  * revalidating (synth works offline once the packages are cached, e.g. after the repo's own
  * `npm ci`), and no scripts, audit, fund or update checks.
  */
-const INSTALL_ENVIRONMENT: Record<string, string> = {
+export const INSTALL_ENVIRONMENT: Record<string, string> = {
   npm_config_prefer_offline: 'true',
   npm_config_ignore_scripts: 'true',
   npm_config_audit: 'false',
@@ -70,13 +73,32 @@ const INSTALL_ENVIRONMENT: Record<string, string> = {
   npm_config_update_notifier: 'false',
 };
 
-const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+export const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 /** `a/b` under the bundling input dir, in the bundling shell's (posix) path syntax. */
 const inInput = (inputDir: string, file: string): string => [inputDir, ...relative(REPO_ROOT, file).split(sep)].join('/');
 
 /** ESM bundles have no `require`; some bundled CommonJS dependencies still call it. */
-const ESM_REQUIRE_BANNER =
+export const ESM_REQUIRE_BANNER =
   "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);";
+
+/**
+ * Shell commands run in a bundle's directory after esbuild and the `npm ci` of INSTALLED_MODULES
+ * (the Lambda bundles and the container bundle alike): the worker-thread modules copied to the
+ * bundle root, oxigraph's browser build and the project lockfile removed.
+ */
+export function afterBundlingCommands(inputDir: string, outputDir: string): string[] {
+  return [
+    `cp ${shellQuote(inInput(inputDir, ENGINE_WORKER))} ${shellQuote(`${outputDir}/worker.mjs`)}`,
+    ...[...ENGINE_WORKER_MODULES, SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES, RDF_PARSE_WORKER].map(
+      (m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`,
+    ),
+    `cd ${shellQuote(`${outputDir}/node_modules/oxigraph`)} && rm -f ${OXIGRAPH_BROWSER_FILES.join(' ')}`,
+    // The whole project lockfile `npm ci` needed: not used at run time, and it would change every
+    // bundle's asset hash on any dependency change. (node_modules keeps its own
+    // `.package-lock.json` of what was installed.)
+    `rm -f ${shellQuote(`${outputDir}/package-lock.json`)}`,
+  ];
+}
 
 export interface AppFunctionProps {
   /** Module name under `functions/handlers/` (without `.ts`): a family name or a worker's `handler`. */
@@ -163,16 +185,7 @@ export class AppFunction extends NodejsFunction {
           beforeBundling: () => [],
           beforeInstall: () => [],
           // Runs after esbuild and `npm ci`, in the asset directory being built.
-          afterBundling: (inputDir: string, outputDir: string) => [
-            `cp ${shellQuote(inInput(inputDir, ENGINE_WORKER))} ${shellQuote(`${outputDir}/worker.mjs`)}`,
-            ...ENGINE_WORKER_MODULES.map((m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`),
-            ...[SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES, RDF_PARSE_WORKER].map((m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`),
-            `cd ${shellQuote(`${outputDir}/node_modules/oxigraph`)} && rm -f ${OXIGRAPH_BROWSER_FILES.join(' ')}`,
-            // The whole project lockfile `npm ci` needed: not used at run time, and it would
-            // change every function's asset hash on any dependency change. (node_modules keeps
-            // its own `.package-lock.json` of what was installed.)
-            `rm -f ${shellQuote(`${outputDir}/package-lock.json`)}`,
-          ],
+          afterBundling: afterBundlingCommands,
         },
       },
     });
@@ -184,10 +197,24 @@ export class AppFunction extends NodejsFunction {
 /** Why a function's policy has actions on "*": X-Ray first, task tokens added by bindFlowExecutions. */
 const X_RAY_REASON = 'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords take no resource ARN (X-Ray has no resource-level permissions for them).';
 
-/** The construct cdk-nag reports a function's policy findings on: its role (policies are under it). */
-const roleOf = (fn: LambdaFunction): IConstruct => {
-  if (!fn.role) throw new Error(`function ${fn.node.path} has no role`);
-  return fn.role;
+/**
+ * What the bind helpers grant to: a role, and how the code running as it is told its settings
+ * (environment variables). A Lambda function is one (its role, `addEnvironment`); so is a Fargate
+ * task (its task role, its app container's environment: see container-platform.ts).
+ */
+export interface GrantTarget {
+  readonly node: IConstruct['node'];
+  readonly role?: IRole;
+  addEnvironment(name: string, value: string): unknown;
+}
+
+/** The target's role: where policies are added, and the construct cdk-nag reports their findings on. */
+const roleOf = (target: GrantTarget): IRole => {
+  if (!target.role) throw new Error(`${target.node.path} has no role`);
+  return target.role;
+};
+const addToRolePolicy = (target: GrantTarget, statement: PolicyStatement): void => {
+  roleOf(target).addToPrincipalPolicy(statement);
 };
 
 /**
@@ -205,10 +232,10 @@ export const INDEX_ACTIONS = ['dynamodb:Query'] as const;
  * Grants exactly the requested table access (on the table, and Query on each of its indexes by
  * name, from the shared table schema) and tells the function the table's name.
  */
-export function bindTable(fn: LambdaFunction, table: ITableV2, access: Access): void {
-  fn.addToRolePolicy(new PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }));
+export function bindTable(fn: GrantTarget, table: ITableV2, access: Access): void {
+  addToRolePolicy(fn, new PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }));
   const indexes = TABLE_SCHEMA.globalSecondaryIndexes.map((i) => `${table.tableArn}/index/${i.indexName}`);
-  if (indexes.length > 0) fn.addToRolePolicy(new PolicyStatement({ actions: [...INDEX_ACTIONS], resources: indexes }));
+  if (indexes.length > 0) addToRolePolicy(fn, new PolicyStatement({ actions: [...INDEX_ACTIONS], resources: indexes }));
   fn.addEnvironment(ENV.tableName, table.tableName);
 }
 
@@ -229,11 +256,11 @@ export const BUCKET_ACTIONS = {
  * Grants exactly the requested bucket access, on the objects under `keyPrefix` (every key when
  * empty), and sets the bucket's name under `envName`.
  */
-export function bindBucket(fn: LambdaFunction, bucket: IBucket, envName: EnvName, access: BucketAccess, keyPrefix = ''): void {
+export function bindBucket(fn: GrantTarget, bucket: IBucket, envName: EnvName, access: BucketAccess, keyPrefix = ''): void {
   const actions = BUCKET_ACTIONS[access];
   const objects = bucket.arnForObjects(`${keyPrefix}*`);
-  fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.objects], resources: [objects] }));
-  fn.addToRolePolicy(new PolicyStatement({ actions: [...actions.bucket], resources: [bucket.bucketArn] }));
+  addToRolePolicy(fn, new PolicyStatement({ actions: [...actions.objects], resources: [objects] }));
+  addToRolePolicy(fn, new PolicyStatement({ actions: [...actions.bucket], resources: [bucket.bucketArn] }));
   acknowledgeWildcardResource(
     roleOf(fn),
     objects,
@@ -241,6 +268,34 @@ export function bindBucket(fn: LambdaFunction, bucket: IBucket, envName: EnvName
       `no ARN can name them in advance. Only ${actions.objects.join(', ')} on them (never s3:DeleteObjectVersion).`,
   );
   fn.addEnvironment(envName, bucket.bucketName);
+}
+
+/** The bucket grants of a table entry (`FamilySpec['grants']`). */
+export type BucketGrant = 'dataBucket' | 'uploadsBucket' | 'artifactsBucket';
+
+/** What a table entry's grants refer to: see `bindGrants`. */
+export interface GrantResources {
+  table: ITableV2;
+  /** Each bucket grant's bucket, the env var that tells its name, and the keys the grant is held to. */
+  buckets: Record<BucketGrant, { bucket: IBucket; env: EnvName; keyPrefix: string }>;
+  /** Sender address of the targets granted `mail`. */
+  mailFrom: string;
+}
+
+/**
+ * Grants exactly the table, bucket, upload event and mail access a table entry declares (route
+ * families, workers, containers), nothing more. Flow executions and schedules are bound
+ * separately (`bindFlowExecutions`, `bindFlowSchedules`): they depend on which function is which.
+ */
+export function bindGrants(target: GrantTarget, grants: Grants, resources: GrantResources): void {
+  if (grants.table) bindTable(target, resources.table, grants.table);
+  for (const key of Object.keys(resources.buckets) as BucketGrant[]) {
+    const access: BucketAccess | undefined = grants[key];
+    const { bucket, env, keyPrefix } = resources.buckets[key];
+    if (access) bindBucket(target, bucket, env, access, keyPrefix);
+  }
+  if (grants.uploadEvents) bindEventSource(target, UPLOAD_EVENT_SOURCE);
+  if (grants.mail) bindMail(target, resources.mailFrom);
 }
 
 /**
@@ -299,9 +354,9 @@ export const FLOW_EXECUTION_ACTIONS = {
  * executions, and tells it the prefix. 'prepare' also may pass the state machine role (to Step
  * Functions only) and is told the role and the task worker (filled into every Task state).
  */
-export function bindFlowExecutions(fn: LambdaFunction, flows: FlowExecutionsBinding, uses: readonly FlowExecutionUse[]): void {
+export function bindFlowExecutions(fn: GrantTarget, flows: FlowExecutionsBinding, uses: readonly FlowExecutionUse[]): void {
   if (uses.length === 0) return;
-  const arns = flowExecutionArns(fn, flows.prefix);
+  const arns = flowExecutionArns(roleOf(fn), flows.prefix);
   const on = (key: 'stateMachines' | 'executions' | 'any') =>
     [...new Set(uses.flatMap((u) => [...((FLOW_EXECUTION_ACTIONS[u] as Partial<Record<typeof key, readonly string[]>>)[key] ?? [])]))].sort();
   const resources = { stateMachines: arns.stateMachines, executions: arns.executions, any: '*' };
@@ -313,7 +368,7 @@ export function bindFlowExecutions(fn: LambdaFunction, flows: FlowExecutionsBind
   for (const key of ['stateMachines', 'executions', 'any'] as const) {
     const actions = on(key);
     if (actions.length === 0) continue;
-    fn.addToRolePolicy(new PolicyStatement({ actions, resources: [resources[key]] }));
+    addToRolePolicy(fn, new PolicyStatement({ actions, resources: [resources[key]] }));
     // The '*' finding is X-Ray's too: the reason naming both goes on the policy itself (nearest wins in the template).
     if (key === 'any') acknowledge(roleOf(fn).node.findChild('DefaultPolicy'), 'IAM5[Resource::*]', reasons.any);
     else acknowledgeWildcardResource(roleOf(fn), resources[key], reasons[key]);
@@ -321,7 +376,7 @@ export function bindFlowExecutions(fn: LambdaFunction, flows: FlowExecutionsBind
   fn.addEnvironment(ENV.flowStateMachinePrefix, flows.prefix);
   if (uses.includes('prepare')) {
     if (!flows.taskWorkerArn) throw new Error('prepare needs the task worker ARN (the task worker itself cannot prepare)');
-    fn.addToRolePolicy(
+    addToRolePolicy(fn, 
       new PolicyStatement({
         actions: ['iam:PassRole'],
         resources: [flows.role.roleArn],
@@ -365,9 +420,9 @@ export const FLOW_SCHEDULE_ACTIONS = {
  * creates, changes and deletes them, may pass the schedule role (to EventBridge Scheduler only)
  * and is told the role and target; 'remove' only deletes them.
  */
-export function bindFlowSchedules(fn: LambdaFunction, schedules: FlowSchedulesBinding, access: 'manage' | 'remove'): void {
-  const arns = flowScheduleArns(fn, schedules.groupName, schedules.namePrefix);
-  fn.addToRolePolicy(new PolicyStatement({ actions: [...FLOW_SCHEDULE_ACTIONS[access]], resources: [arns.schedules] }));
+export function bindFlowSchedules(fn: GrantTarget, schedules: FlowSchedulesBinding, access: 'manage' | 'remove'): void {
+  const arns = flowScheduleArns(roleOf(fn), schedules.groupName, schedules.namePrefix);
+  addToRolePolicy(fn, new PolicyStatement({ actions: [...FLOW_SCHEDULE_ACTIONS[access]], resources: [arns.schedules] }));
   acknowledgeWildcardResource(
     roleOf(fn),
     arns.schedules,
@@ -375,7 +430,7 @@ export function bindFlowSchedules(fn: LambdaFunction, schedules: FlowSchedulesBi
   );
   fn.addEnvironment(ENV.flowScheduleGroup, schedules.groupName);
   if (access === 'manage') {
-    fn.addToRolePolicy(
+    addToRolePolicy(fn, 
       new PolicyStatement({
         actions: ['iam:PassRole'],
         resources: [schedules.role.roleArn],
@@ -396,11 +451,11 @@ export function defaultEventBusArn(scope: Construct): string {
  * Lets the function put events on the default bus, and only events of `source` (the
  * `events:source` condition), so it can neither imitate other sources nor reach other buses.
  */
-export function bindEventSource(fn: LambdaFunction, source: string): void {
-  fn.addToRolePolicy(
+export function bindEventSource(fn: GrantTarget, source: string): void {
+  addToRolePolicy(fn, 
     new PolicyStatement({
       actions: ['events:PutEvents'],
-      resources: [defaultEventBusArn(fn)],
+      resources: [defaultEventBusArn(roleOf(fn))],
       conditions: { StringEquals: { 'events:source': source } },
     }),
   );
@@ -429,9 +484,9 @@ export function sesIdentityArns(scope: Construct, mailFrom: string): string[] {
  * its sandbox to reach unverified recipients. Not covered: a configuration set on the identity
  * (SES then also checks `ses:SendEmail` on the configuration set).
  */
-export function bindMail(fn: LambdaFunction, mailFrom: string): void {
-  const identities = sesIdentityArns(fn, mailFrom);
-  fn.addToRolePolicy(
+export function bindMail(fn: GrantTarget, mailFrom: string): void {
+  const identities = sesIdentityArns(roleOf(fn), mailFrom);
+  addToRolePolicy(fn, 
     new PolicyStatement({
       actions: ['ses:SendEmail'],
       resources: identities,
