@@ -35,6 +35,10 @@ export const ENV = {
   externalSparqlEndpoint: 'EXTERNAL_SPARQL_ENDPOINT',
   externalSparqlUpdateEndpoint: 'EXTERNAL_SPARQL_UPDATE_ENDPOINT',
   externalGraphStoreEndpoint: 'EXTERNAL_GRAPH_STORE_ENDPOINT',
+  /** `true` only on the upload host's task definition: tus goes to the uploads bucket (S3 multipart); functions refuse tus. */
+  uploadHost: 'UPLOAD_HOST',
+  /** Port a Node container that serves listens on (set by its task definition). */
+  port: 'PORT',
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

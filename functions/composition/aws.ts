@@ -6,6 +6,8 @@ import { SesMailer } from '../adapters/aws/ses-mailer.js';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { EventBridgeUploadEvents } from '../adapters/aws/eventbridge-upload-events.js';
 import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
+import { S3TusUploads } from '../adapters/aws/s3-tus-uploads.js';
+import { MAX_UPLOAD_BYTES } from '../adapters/common/tus-uploads.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -111,21 +113,25 @@ function flowScheduler(clock: Clock): FlowScheduler {
 
 /**
  * Resumable (tus) uploads need a host without Lambda's 6 MB event limit (the client's 5 MiB
- * chunks are about 7 MB in base64), which this deployment does not have yet: on AWS, files go
- * through the simple upload route (bodies up to 4 MiB, see LAMBDA_REQUEST_BODY_LIMIT) or URL
- * imports. Answer so clients know what to use instead.
+ * chunks are about 7 MB in base64): the upload host, a Fargate service the API routes the tus
+ * routes to (see lib/constructs/upload-host.ts), which alone has UPLOAD_HOST set and keeps the
+ * uploads in the uploads bucket (S3 multipart). A tus request that reaches a function was routed
+ * wrongly by the deployment: answer so, with what still works.
  */
-const uploadsNotAvailable: ResumableUploads = {
-  async handle() {
-    return new Response(
-      JSON.stringify({
-        message:
-          'Resumable (tus) uploads are not available on this deployment yet. Upload files of up to 4 MiB with a multipart POST to .../jobs (data) or .../assets (assets), or import data from a URL (POST .../jobs with {"type":"download","downloadUrls":[...]}).',
-      }),
-      { status: 501, headers: { 'content-type': 'application/json; charset=utf-8' } },
-    );
-  },
-};
+function resumableUploads(): ResumableUploads {
+  if (process.env[ENV.uploadHost] === 'true') return new S3TusUploads({ bucket: requiredEnv(ENV.uploadsBucketName), maxSize: MAX_UPLOAD_BYTES });
+  return {
+    async handle() {
+      return new Response(
+        JSON.stringify({
+          message:
+            'Resumable (tus) uploads are served by the upload host, but this request reached a function: the deployment does not route the upload routes (.../add) to the upload host. Ask the operator to redeploy; meanwhile upload files of up to 4 MiB with a multipart POST to .../jobs (data) or .../assets (assets), or import data from a URL (POST .../jobs with {"type":"download","downloadUrls":[...]}).',
+        }),
+        { status: 503, headers: { 'content-type': 'application/json; charset=utf-8' } },
+      );
+    },
+  };
+}
 
 /** One logger per Lambda environment; its level comes from POWERTOOLS_LOG_LEVEL (default INFO). */
 export const awsLogger = createLogger();
@@ -152,7 +158,7 @@ export function awsServices(): Promise<Services> {
       events: new EventBridgeUploadEvents(new EventBridgeClient({})),
       blobs: bucketStores(() => (s3 ??= new S3Client({}))),
       tasks: taskQueue(),
-      uploads: uploadsNotAvailable,
+      uploads: resumableUploads(),
       ...ports,
     });
   });

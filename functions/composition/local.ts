@@ -16,6 +16,7 @@ import { cachedFlowStore } from '../adapters/local/cached-flow-store.js';
 import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
 import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
 import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
+import { MAX_UPLOAD_BYTES } from '../adapters/common/tus-uploads.js';
 import { TABLE_SCHEMA } from '../adapters/aws/table-schema.js';
 import { internalEndpointsFromEnv, settingsFromEnv } from '../config.js';
 import { ENV } from '../env-names.js';
@@ -33,8 +34,8 @@ import { commonPorts, createServices } from './wiring.js';
 export const LOCAL_TABLE_NAME = 'platform';
 export const ADMIN_TOKEN_FILE = 'admin-token';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
-/** Largest resumable upload (imports and assets). */
-export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024 * 1024;
+/** Largest resumable upload (imports and assets), the same on AWS. */
+export { MAX_UPLOAD_BYTES };
 
 export interface EmbeddedOptions {
   dataDir: string;

@@ -43,8 +43,8 @@ function tooLargeRequest(route: RouteSpec, size: number): HttpResponse {
   const limit = `${LAMBDA_REQUEST_BODY_LIMIT} bytes (4 MiB)`;
   const why = `AWS Lambda takes requests up to 6 MB and a body grows by a third in base64, so this deployment takes request bodies up to ${limit}; this one has ${size} bytes.`;
   const instead =
-    route.family === 'imports' ? ' Split the data into files under 4 MiB (one job can take several), or import it from a URL (POST .../jobs with {"type":"download","downloadUrls":[...]}).'
-    : route.family === 'assets' ? ' Assets over 4 MiB cannot be uploaded to this deployment yet.'
+    route.family === 'imports' ? ' Upload larger files with tus (POST .../jobs/{jobId}/add, as the official client does), split the data into files under 4 MiB (one job can take several), or import it from a URL (POST .../jobs with {"type":"download","downloadUrls":[...]}).'
+    : route.family === 'assets' ? ' Upload larger assets with tus (POST .../assets/add, as the official client\'s uploadAsset does).'
     : '';
   return jsonResponse(413, { message: `${why}${instead}` });
 }

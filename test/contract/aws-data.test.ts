@@ -148,7 +148,7 @@ describe('AWS: stored files answer with a redirect to a short-lived S3 link', ()
 });
 
 describe('AWS: uploads are bounded by what Lambda takes', () => {
-  it('a simple upload over 4 MiB answers 413 naming the limit and the alternatives; tus names them too', async () => {
+  it('a simple upload over 4 MiB answers 413 naming the limit and the alternatives; tus reaching a function is a deployment error (503) naming them too', async () => {
     const { token } = await operator();
     await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'bounded', accessLevel: 'private' } }));
     const { body, headers } = multipart('big.nt', Buffer.alloc(LAMBDA_REQUEST_BODY_LIMIT + 1, 0x20));
@@ -158,13 +158,13 @@ describe('AWS: uploads are bounded by what Lambda takes', () => {
     expect(upload.json.message).toMatch(/downloadUrls/);
     const asset = await invoke('assets', event('POST', '/datasets/ops/bounded/assets', { token, rawBody: body, headers }));
     expect(asset.statusCode).toBe(413);
-    expect(asset.json.message).toMatch(/Assets over 4 MiB/);
+    expect(asset.json.message).toMatch(/larger assets with tus \(POST \.\.\.\/assets\/add/);
 
     const job = await invoke('imports', event('POST', '/datasets/ops/bounded/jobs', { token, body: {} }));
     expect(job.statusCode).toBe(201);
     const tus = await invoke('imports', event('POST', `/datasets/ops/bounded/jobs/${job.json.jobId}/add`, { token, headers: { 'tus-resumable': '1.0.0', 'upload-length': '10000000' } }));
-    expect(tus.statusCode).toBe(501);
-    expect(tus.json.message).toMatch(/up to 4 MiB.*downloadUrls/);
+    expect(tus.statusCode).toBe(503);
+    expect(tus.json.message).toMatch(/served by the upload host.*up to 4 MiB.*downloadUrls/);
   });
 });
 

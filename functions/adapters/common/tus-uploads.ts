@@ -14,6 +14,9 @@ type Context = Parameters<ResumableUploads['handle']>[1];
  */
 export const TUS_PREFIX = 'tus';
 
+/** Largest resumable upload (imports and assets), on both runtimes. */
+export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024 * 1024;
+
 /** tus upload ids: 32 hex characters, as TriplyDB's client expects. */
 export const TUS_ID = /^[0-9a-f]{32}$/;
 
