@@ -25,6 +25,7 @@ import {
   type BucketGrant,
   type GrantResources,
 } from './constructs/app-function.js';
+import { ContainerPlatform, type NodeTaskDefinition } from './constructs/container-platform.js';
 import { acknowledge } from './nag.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -131,6 +132,10 @@ export class StatelessStack extends Stack {
   readonly mailFrom: string;
   /** PUBLIC_API_URL of every function. */
   readonly publicApiUrl: string;
+  /** Where the containers run (VPC, cluster, namespace, bundle): the container constructs' prop. */
+  readonly containers: ContainerPlatform;
+  /** The `worker` container's task definition (CONTAINERS.worker): long imports and URL loads. */
+  readonly workerTask: NodeTaskDefinition;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -299,6 +304,14 @@ export class StatelessStack extends Stack {
       if (fn === scheduleStart && grants.flowSchedules === 'manage') throw new Error(`worker ${scheduleStartName}: flowSchedules 'remove' only (it is the schedules' target)`);
       bindFlowSchedules(fn, schedules, grants.flowSchedules);
     }
+
+    // Containers (issue 19): what Lambda cannot host, granted from the container table like the functions.
+    this.containers = new ContainerPlatform(this, 'Containers', {
+      grantResources,
+      flows,
+      environment: { [ENV.publicApiUrl]: this.publicApiUrl },
+    });
+    this.workerTask = this.containers.nodeTaskDefinition(this, 'WorkerTask', 'worker');
 
     // Every final status of our executions goes to the settle worker(s). EventBridge invokes
     // asynchronously: its own retries, then Lambda's (WORKER_ASYNC_INVOKE).
