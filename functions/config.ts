@@ -81,6 +81,18 @@ export const AWS_IMPORT_LIMITS = {
   supersededGraphGraceMs: 20 * 60_000,
 } as const;
 
+/**
+ * Imports on the worker task (ECS Fargate, functions/containers/worker.ts): no time limit, so URL
+ * downloads get the spec's 30 minutes and 20 GiB, as on the embedded platform. A job the worker
+ * task runs records the task, and the watchdog ends it when ECS reports the task stopped (not by
+ * time: it may run for hours); the other limits are the functions'.
+ */
+export const WORKER_TASK_IMPORT_LIMITS = {
+  ...AWS_IMPORT_LIMITS,
+  maxDownloadBytes: 20 * 1024 ** 3,
+  downloadTimeoutMs: 30 * 60_000,
+} as const;
+
 /** settingsFromEnv as the AWS functions use it: SPARQL and imports bounded by what a function can do in time. */
 export function awsSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformSettings {
   const settings = settingsFromEnv(env);

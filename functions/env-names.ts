@@ -18,6 +18,8 @@ export const ENV = {
   /** `true` lets URL imports and flow tasks call loopback and private-network addresses. */
   outboundAllowPrivateNetworks: 'OUTBOUND_ALLOW_PRIVATE_NETWORKS',
   importWorkerFunctionName: 'IMPORT_WORKER_FUNCTION_NAME',
+  /** The worker task (ECS Fargate) as JSON {cluster, taskDefinition, container, command, subnets, securityGroups}: see adapters/aws/ecs-task-queue.ts. */
+  workerTask: 'WORKER_TASK',
   /** The role the flows' state machines run as (passed to CreateStateMachine). */
   flowStateMachineRoleArn: 'FLOW_STATE_MACHINE_ROLE_ARN',
   /** The flow task worker function, filled into the state machines' Task states. */

@@ -10,6 +10,8 @@ import { S3TusUploads } from '../adapters/aws/s3-tus-uploads.js';
 import { MAX_UPLOAD_BYTES } from '../adapters/common/tus-uploads.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
+import { EcsTaskQueue, workerTaskSettings } from '../adapters/aws/ecs-task-queue.js';
+import { ecsApi } from '../adapters/aws/ecs-api.js';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { EventBridgeScheduler } from '../adapters/aws/eventbridge-scheduler.js';
@@ -22,7 +24,7 @@ import type { ResumableUploads } from '../ports/resumable-uploads.js';
 import type { TaskQueue } from '../ports/task-queue.js';
 import { DynamoDbMetadataStore } from '../adapters/aws/dynamodb-metadata-store.js';
 import { awsSettingsFromEnv, internalEndpointsFromEnv, requiredEnv } from '../config.js';
-import type { Blobs } from '../domain/shared/platform.js';
+import type { Blobs, PlatformSettings } from '../domain/shared/platform.js';
 import { ENV, type EnvName } from '../env-names.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Services } from '../http/api.js';
@@ -50,10 +52,18 @@ function bucketStores(s3: () => S3Client): Blobs {
   return { data: store(ENV.dataBucketName), uploads: store(ENV.uploadsBucketName), artifacts: store(ENV.artifactsBucketName) };
 }
 
-/** Only the functions told the import worker (imports, services, the flow task worker) start background work; elsewhere a task is a programming error. */
+/**
+ * Only the functions told the import worker (imports, services, the flow task worker) start
+ * background work; elsewhere a task is a programming error. Those also told the worker task
+ * (WORKER_TASK: the imports family) run imports and URL loads there (small uploads stay on the
+ * function, see EcsTaskQueue); the watchdog is told it to ask whether a job's worker task stopped.
+ */
 function taskQueue(): TaskQueue {
   const worker = process.env[ENV.importWorkerFunctionName];
-  if (worker) return new LambdaTaskQueue(new LambdaClient({}), worker);
+  const functions = worker ? new LambdaTaskQueue(new LambdaClient({}), worker) : undefined;
+  const workerTask = process.env[ENV.workerTask];
+  if (workerTask) return new EcsTaskQueue(ecsApi(), workerTaskSettings(workerTask), functions);
+  if (functions) return functions;
   const refuse = async () => {
     throw new Error(`${ENV.importWorkerFunctionName} is not set: this function cannot start background work`);
   };
@@ -142,10 +152,11 @@ let services: Promise<Services> | undefined;
  * The AWS composition root: SDK clients are built once per cold start from the environment
  * (endpoints come from AWS_ENDPOINT_URL_* when set, so the same code runs against stand-ins).
  */
-export function awsServices(): Promise<Services> {
+export function awsServices(options: { imports?: PlatformSettings['imports'] } = {}): Promise<Services> {
   services ??= Promise.resolve().then(() => {
     const db = documentClient(new DynamoDBClient({}));
-    const settings = awsSettingsFromEnv();
+    // `imports`: the worker task's own import limits (functions/containers/worker.ts).
+    const settings = { ...awsSettingsFromEnv(), ...(options.imports ? { imports: options.imports } : {}) };
     const table = requiredEnv(ENV.tableName);
     let s3: S3Client | undefined;
     const ports = commonPorts(settings, awsLogger, internalEndpointsFromEnv());

@@ -337,7 +337,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       scheduler,
     });
     tasks.bind({
-      runImport: (datasetId, jobId) => services.imports.run(datasetId, jobId),
+      runImport: async (datasetId, jobId) => void (await services.imports.run(datasetId, jobId)),
       loadService: (datasetId, serviceId) => services.sparqlServices.prepare(datasetId, serviceId, { warm: true }),
     });
     flowExecutor.bind(services.flowRuntime);

@@ -8,7 +8,7 @@ import { awsLambda, awsLogger, awsServices } from '../composition/aws.js';
  */
 const base = async (task: WorkerTask): Promise<void> => {
   const services = await awsServices();
-  if (task?.kind === 'import' && typeof task.jobId === 'string') return services.imports.run(task.datasetId, task.jobId);
+  if (task?.kind === 'import' && typeof task.jobId === 'string') return void (await services.imports.run(task.datasetId, task.jobId));
   if (task?.kind === 'service' && typeof task.serviceId === 'string') return services.sparqlServices.prepare(task.datasetId, task.serviceId, { warm: false });
   awsLogger.warn('worker: ignoring a malformed task');
 };

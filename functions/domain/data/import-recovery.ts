@@ -38,7 +38,8 @@ export class ImportRecovery {
         datasets++;
         await this.catalog.emptyTrash(dataset.id).catch(() => {});
         for (const job of await this.platform.store.listJobs(dataset.id)) {
-          const checked = await this.endIfStalled(job);
+          let checked = await this.endIfStalled(job);
+          if (checked === job) checked = await this.endIfWorkerStopped(job);
           if (checked !== job && checked.status === 'error') ended++;
         }
       }
@@ -58,13 +59,33 @@ export class ImportRecovery {
    */
   async endIfStalled(job: JobRecord): Promise<JobRecord> {
     const limits = this.platform.settings.imports;
-    if (!limits || !ACTIVE_JOB_STATUSES.includes(job.status)) return job;
+    // A job whose worker can be asked (a worker task, no time limit) ends when that worker stops: endIfWorkerStopped.
+    if (!limits || !ACTIVE_JOB_STATUSES.includes(job.status) || job.worker) return job;
     const now = this.platform.clock.now();
     if (now.getTime() - Date.parse(job.updatedAt) <= limits.stalledAfterMs) return job;
     const minutes = Math.round(limits.stalledAfterMs / 60_000);
     const message =
       `The job stopped reporting while ${job.status} (nothing for over ${minutes} minutes): its worker was cut off at its time limit. ` +
       'The dataset was not changed. Import the data in smaller jobs, or start it again.';
+    return this.endInError(job, message);
+  }
+
+  /**
+   * The watchdog's check of a job that records its worker (a worker task on AWS, which has no time
+   * limit): when the task queue says that worker stopped while the job was not yet ended (the
+   * task crashed, ran out of memory or was stopped), the job ends in error; its dataset was never
+   * changed. Asked only by the sweep, not on reads.
+   */
+  async endIfWorkerStopped(job: JobRecord): Promise<JobRecord> {
+    if (!job.worker || !ACTIVE_JOB_STATUSES.includes(job.status) || !this.platform.tasks.workerStopped) return job;
+    const reason = await this.platform.tasks.workerStopped(job.worker);
+    if (reason === undefined) return job;
+    const message = `The job's worker stopped while the job was ${job.status} (${reason}). The dataset was not changed. Start the import again.`;
+    return this.endInError(job, message);
+  }
+
+  private async endInError(job: JobRecord, message: string): Promise<JobRecord> {
+    const now = this.platform.clock.now();
     const ended: JobRecord = { ...job, status: 'error', error: { message }, updatedAt: now.toISOString(), finishedAt: now.toISOString() };
     try {
       await this.platform.store.updateJob(ended, [job.status]);
@@ -72,7 +93,7 @@ export class ImportRecovery {
       if (!(e instanceof ConflictError)) throw e;
       return (await this.platform.store.getJob(job.datasetId, job.jobId)) ?? job;
     }
-    this.platform.logger.warn('import job stopped reporting; ended in error', { datasetId: job.datasetId, jobId: job.jobId, status: job.status });
+    this.platform.logger.warn('import job lost its worker; ended in error', { datasetId: job.datasetId, jobId: job.jobId, status: job.status, reason: message });
     await this.removeUploads(job).catch(() => {});
     await this.platform.events.importFinished({ datasetId: job.datasetId, jobId: job.jobId, graphs: [], ok: false });
     return ended;

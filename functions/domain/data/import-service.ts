@@ -8,7 +8,7 @@ import type { AccessService } from '../datasets/access-service.js';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { Caller } from '../shared/caller.js';
 import type { DatasetRecord } from '../datasets/datasets.js';
-import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
+import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../shared/errors.js';
 import { gunzipChecked, startsLikeGzip } from './gunzip.js';
 import { graphBlobKey, type GraphCatalog } from './graph-catalog.js';
 import { GraphBlobWriter } from './graph-writer.js';
@@ -16,6 +16,7 @@ import { freeGraphName, type GraphEntry, type GraphManifest } from './graphs.js'
 import { FINAL_JOB_STATUSES, type JobFileRecord, type JobRecord } from './jobs.js';
 import { assertAbsoluteIri } from '../shared/names.js';
 import { ImportRecovery } from './import-recovery.js';
+import { JobProgress } from './job-progress.js';
 import type { Platform } from '../shared/platform.js';
 
 /** Spec: the simple upload route takes bodies under 5 MB. */
@@ -47,6 +48,19 @@ async function maybeGunzip(stream: Readable, named: boolean, fileName: string): 
   }
   const gzipped = named || startsLikeGzip(head);
   return gzipped ? gunzipChecked(rest(), fileName) : Readable.from(rest(), { objectMode: false });
+}
+
+/** The stream's bytes, each chunk counted by `count` (which may return a write to wait for) before it passes on. */
+function counted(stream: Readable, count: (bytes: number) => Promise<void> | undefined): Readable {
+  async function* pass() {
+    for await (const chunk of stream) {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      const reported = count(buffer.length);
+      if (reported) await reported;
+      yield buffer;
+    }
+  }
+  return Readable.from(pass(), { objectMode: false });
 }
 
 /**
@@ -147,7 +161,7 @@ export class ImportService {
     };
     await this.platform.store.createJob(job);
     await this.platform.events.importStarted({ datasetId: dataset.id, jobId: job.jobId, apiUrl: baseUrl });
-    if (type === 'download') await this.platform.tasks.enqueueImport(dataset.id, job.jobId);
+    if (type === 'download') return { job: await this.enqueue(job, {}), dataset, owner };
     return { job, dataset, owner };
   }
 
@@ -213,8 +227,28 @@ export class ImportService {
     if (files.length === 0) throw new ValidationError('The job has no files; add files before starting it.');
     const started: JobRecord = { ...job, status: 'pending', updatedAt: this.now() };
     await this.platform.store.updateJob(started, ['created']);
-    await this.platform.tasks.enqueueImport(dataset.id, jobId);
+    await this.enqueue(started, { bytes: files.reduce((n, f) => n + f.fileSize, 0) });
     return { job: started, files, dataset, owner };
+  }
+
+  /**
+   * Hands a started job to the task queue. When the queue refuses (on AWS: the worker task could
+   * not be started), the job ends in error saying so, its files are removed and the caller is
+   * told (503): nothing is left half started.
+   */
+  private async enqueue(job: JobRecord, hint: { bytes?: number }): Promise<JobRecord> {
+    try {
+      await this.platform.tasks.enqueueImport(job.datasetId, job.jobId, hint);
+      return job;
+    } catch (error) {
+      this.platform.logger.error('import could not be started', { datasetId: job.datasetId, jobId: job.jobId, error });
+      const message = `The import could not be started: ${(error as Error)?.message ?? String(error)}. The dataset was not changed; try again in a new job.`;
+      const ended: JobRecord = { ...job, status: 'error', error: { message }, updatedAt: this.now(), finishedAt: this.now() };
+      await this.platform.store.updateJob(ended, [job.status]).catch(() => {});
+      await this.recovery.removeUploads(ended).catch(() => {});
+      await this.platform.events.importFinished({ datasetId: job.datasetId, jobId: job.jobId, graphs: [], ok: false });
+      throw new ServiceUnavailableError(message);
+    }
   }
 
   async cancel(caller: Caller | null, account: string, datasetName: string, jobId: string) {
@@ -236,24 +270,29 @@ export class ImportService {
     await this.platform.events.importFinished({ datasetId: dataset.id, jobId, graphs: [], ok: false });
   }
 
-  /** Runs a started job to its end. Called by the task queue; never throws. */
-  async run(datasetId: string, jobId: string): Promise<void> {
+  /**
+   * Runs a started job to its end. Called by the task queue; never throws. Progress (bytes
+   * downloaded, bytes read, statements indexed) is written to the job every few seconds.
+   * `worker`: the worker running it, recorded on the job when the watchdog can ask about it (the
+   * worker task's ARN on AWS). Resolves to how the job ended (`finished`, or `error` or
+   * `canceled`), or undefined when it was not there to run (gone, or taken or ended already).
+   */
+  async run(datasetId: string, jobId: string, options: { worker?: string; progressEveryMs?: number } = {}): Promise<JobRecord['status'] | undefined> {
     let job = await this.platform.store.getJob(datasetId, jobId);
-    if (!job || (job.status !== 'pending' && job.status !== 'downloading')) return;
+    if (!job || (job.status !== 'pending' && job.status !== 'downloading')) return undefined;
     const written: string[] = [];
     try {
-      if (this.platform.settings.imports) {
+      if (this.platform.settings.imports || options.worker) {
         // Taken now: the watchdog counts the worker's time limit from here (a queued job may wait).
-        const taken: JobRecord = { ...job, updatedAt: this.now() };
+        const taken: JobRecord = { ...job, updatedAt: this.now(), ...(options.worker ? { worker: options.worker } : {}) };
         await this.platform.store.updateJob(taken, [job.status]);
         job = taken;
       }
-      if (job.status === 'downloading') await this.download(job);
-      const indexing: JobRecord = { ...job, status: 'indexing', startedAt: this.now(), updatedAt: this.now() };
-      await this.platform.store.updateJob(indexing, [job.status]);
-      job = indexing;
+      const progress = new JobProgress(this.platform, job, options.progressEveryMs);
+      if (job.status === 'downloading') await this.download(job, progress);
+      job = await progress.transition({ ...progress.job, status: 'indexing', startedAt: this.now(), updatedAt: this.now() }, [progress.job.status]);
       const files = (await this.platform.store.listJobFiles(datasetId, jobId)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-      const parsed = await this.parse(job, files, written);
+      const parsed = await this.parse(job, files, written, progress);
       const importedAt = this.now();
       let mergedBlobs: string[] = [];
       const result = await this.catalog.swap(datasetId, async (current) => {
@@ -268,9 +307,9 @@ export class ImportService {
       for (const key of written) if (!kept.has(key)) await this.platform.blobs.data.delete(key).catch(() => {});
       const graphNames = [...parsed.keys()];
       const added = result.manifest.graphs.filter((g) => g.importedAt === importedAt).map((g) => g.graphName);
-      await this.platform.store.updateJob(
+      await progress.transition(
         {
-          ...job,
+          ...progress.job,
           status: 'finished',
           graphNames,
           indexedGraphCount: graphNames.length,
@@ -281,6 +320,7 @@ export class ImportService {
         ['indexing'],
       );
       await this.platform.events.importFinished({ datasetId, jobId, graphs: added, ok: true });
+      return 'finished';
     } catch (error) {
       for (const key of written) await this.platform.blobs.data.delete(key).catch(() => {});
       const message =
@@ -297,13 +337,14 @@ export class ImportService {
           .catch(() => {});
       }
       await this.platform.events.importFinished({ datasetId, jobId, graphs: [], ok: false });
+      return current?.status === 'canceled' ? 'canceled' : 'error';
     } finally {
       if (job) await this.recovery.removeUploads(job);
     }
   }
 
   /** Fetches the URLs of a download job into the uploads store, as files of the job. */
-  private async download(job: JobRecord): Promise<void> {
+  private async download(job: JobRecord, progress: JobProgress): Promise<void> {
     // A job queued again after a restart keeps what it had downloaded completely.
     const done = new Set((await this.platform.store.listJobFiles(job.datasetId, job.jobId)).map((f) => f.blobKey));
     for (const [i, url] of (job.downloadUrls ?? []).entries()) {
@@ -320,7 +361,7 @@ export class ImportService {
         throw new ValidationError(`downloadUrls[${i}]: could not download ${url}: ${reason}`);
       }
       const fileId = this.platform.ids.newId();
-      const info = await this.platform.blobs.uploads.put(blobKey, fetched.body);
+      const info = await this.platform.blobs.uploads.put(blobKey, counted(fetched.body, (n) => progress.downloadedBytes(n)));
       const format = this.formatOf(fetched.fileName, fetched.contentType);
       if (!format) throw new ValidationError(this.unknownFormatMessage(fetched.fileName));
       const ext = format.format.extensions[0];
@@ -339,7 +380,7 @@ export class ImportService {
   }
 
   /** Parses every file into one new graph blob per graph name. */
-  private async parse(job: JobRecord, files: JobFileRecord[], written: string[]) {
+  private async parse(job: JobRecord, files: JobFileRecord[], written: string[], progress: JobProgress) {
     const graphs = new Map<string, GraphBlobWriter>();
     const writerFor = (graphName: string): GraphBlobWriter => {
       let writer = graphs.get(graphName);
@@ -360,7 +401,7 @@ export class ImportService {
         if (!detected) throw new ValidationError(this.unknownFormatMessage(file.fileName));
         const raw = await this.platform.blobs.uploads.get(file.blobKey);
         if (!raw) throw new ValidationError(`${file.fileName}: the uploaded file is gone; upload it again in a new job.`);
-        const input = await maybeGunzip(raw, detected.gzip, file.fileName);
+        const input = await maybeGunzip(counted(raw, (n) => progress.indexedBytes(n)), detected.gzip, file.fileName);
         const batches = parseRdf(input, {
           format: detected.format,
           baseIRI: job.baseIRI ?? job.defaultGraphName,
@@ -380,6 +421,8 @@ export class ImportService {
             const draining = writer.add(`${quad.subject} ${quad.predicate} ${quad.object} .`);
             if (draining) await draining;
           }
+          const reported = progress.statements((batch as NtQuad[]).length);
+          if (reported) await reported;
         }
       }
       const result = new Map<string, { blobKey: string; statements: number }>();

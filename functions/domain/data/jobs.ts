@@ -24,8 +24,20 @@ export const jobView = (job: JobRecord, files: JobFileRecord[], jobUrl: string):
   graphNames: job.graphNames,
   indexedGraphCount: job.indexedGraphCount ?? 0,
   numberOfStatements: job.statements,
-  indexingProgress: job.status === 'finished' ? 1 : 0,
+  indexingProgress: indexingProgress(job, files),
   downloadingProgress: job.type === 'download' && job.status !== 'created' && job.status !== 'downloading' ? 1 : 0,
+  downloadedBytes: job.downloadedBytes ?? 0,
   skippedFileCount: 0,
   skippedFileNames: [],
 });
+
+/**
+ * 1 once finished; while indexing, the share of the job's file bytes read so far (written by the
+ * worker every few seconds), kept below 1 until the job ends; 0 before.
+ */
+function indexingProgress(job: JobRecord, files: JobFileRecord[]): number {
+  if (job.status === 'finished') return 1;
+  const total = files.reduce((n, f) => n + f.fileSize, 0);
+  if (job.status !== 'indexing' || !job.indexedBytes || total <= 0) return 0;
+  return Math.min(0.99, Math.round((job.indexedBytes / total) * 1000) / 1000);
+}

@@ -24,6 +24,15 @@ export interface JobRecord {
   statements?: number;
   /** Set while a worker owns the job, so a second start cannot run it twice. */
   startedAt?: string;
+  /** Progress while a worker runs it (written every few seconds): bytes of the job's URLs downloaded so far. */
+  downloadedBytes?: number;
+  /** Progress while indexing: bytes of the job's files read so far (`statements` counts what they held). */
+  indexedBytes?: number;
+  /**
+   * The worker that took the job when it is one the watchdog can ask about (an ECS task ARN on
+   * AWS): a job whose worker stopped before ending it ends in error.
+   */
+  worker?: string;
   finishedAt?: string;
 }
 
