@@ -41,6 +41,23 @@ export const ENV = {
   uploadHost: 'UPLOAD_HOST',
   /** Port a Node container that serves listens on (set by its task definition). */
   port: 'PORT',
+  /** Embedded: path of `virtuoso-t`; when set, `virtuoso` services run on their own virtuoso-t process (issue 19). */
+  virtuosoHosts: 'VIRTUOSO_HOSTS',
+  /** SPARQL host task: Virtuoso's HTTP port (the `virtuoso` container listens on it, the loader reaches it on 127.0.0.1). */
+  virtuosoHttpPort: 'VIRTUOSO_HTTP_PORT',
+  /** ECS cluster the SPARQL hosts run in (functions that start or stop services; the loader, to stop the host it replaces). */
+  sparqlHostCluster: 'SPARQL_HOST_CLUSTER',
+  /** The SPARQL host task definition (functions that start services). */
+  sparqlHostTaskDefinition: 'SPARQL_HOST_TASK_DEFINITION',
+  /** Subnets (comma-separated) and security group of the SPARQL host tasks (functions that start services). */
+  sparqlHostSubnets: 'SPARQL_HOST_SUBNETS',
+  sparqlHostSecurityGroup: 'SPARQL_HOST_SECURITY_GROUP',
+  /** RunTask overrides of one SPARQL host's loader: which service and snapshot it loads. */
+  sparqlHostDatasetId: 'SPARQL_HOST_DATASET_ID',
+  sparqlHostServiceId: 'SPARQL_HOST_SERVICE_ID',
+  sparqlHostManifestKey: 'SPARQL_HOST_MANIFEST_KEY',
+  /** How often a loaded SPARQL host checks it is still its service's (ms, default 60000); one that is not stops. */
+  sparqlHostWatchMs: 'SPARQL_HOST_WATCH_MS',
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

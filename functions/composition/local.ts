@@ -14,6 +14,7 @@ import { CronerScheduler } from '../adapters/local/croner-scheduler.js';
 import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js';
 import { cachedFlowStore } from '../adapters/local/cached-flow-store.js';
 import { FsBlobStore } from '../adapters/local/fs-blob-store.js';
+import { VirtuosoServiceHosts, virtSettingsFromEnv } from '../adapters/local/virtuoso-service-hosts.js';
 import { InProcessTaskQueue } from '../adapters/local/in-process-tasks.js';
 import { TUS_PREFIX, TusUploads } from '../adapters/local/tus-uploads.js';
 import { MAX_UPLOAD_BYTES } from '../adapters/common/tus-uploads.js';
@@ -314,6 +315,10 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const tasks = new InProcessTaskQueue(logger);
     const flowExecutor = new LocalFlowExecutor(logger);
     const ports = commonPorts(settings, logger, internalEndpointsFromEnv(env));
+    // `virtuoso` services on their own virtuoso-t process when VIRTUOSO_HOSTS names one (issue 19).
+    const serviceHosts = env[ENV.virtuosoHosts]
+      ? new VirtuosoServiceHosts({ server: env[ENV.virtuosoHosts]!, dir: join(options.dataDir, 'virtuoso'), logger, settings: virtSettingsFromEnv(env) })
+      : undefined;
     const clock = options.clock ?? ports.clock;
     const scheduler = new CronerScheduler(clock, logger);
     const events = new InProcessUploadEvents(logger);
@@ -335,6 +340,11 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       ...ports,
       clock,
       scheduler,
+      serviceHosts,
+    });
+    serviceHosts?.bind({
+      run: (...args) => services.sparqlServices.runHost(...args),
+      current: (...args) => services.sparqlServices.hostIsCurrent(...args),
     });
     tasks.bind({
       runImport: async (datasetId, jobId) => void (await services.imports.run(datasetId, jobId)),
@@ -385,6 +395,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
         await flowExecutor.abortAll();
         await tasks.drain();
         await events.drain();
+        await serviceHosts?.close();
         await services.sparqlServices.closeAll();
         client.destroy();
         dynamoAgent.destroy();

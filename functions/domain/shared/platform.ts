@@ -11,6 +11,7 @@ import type { Ids } from '../../ports/ids.js';
 import type { PasswordHasher } from '../../ports/password-hasher.js';
 import type { ResumableUploads } from '../../ports/resumable-uploads.js';
 import type { SparqlEngine } from '../../ports/sparql-engine.js';
+import type { ServiceHosts } from '../../ports/service-hosts.js';
 import type { TaskQueue } from '../../ports/task-queue.js';
 import type { TokenCodec } from '../../ports/token-codec.js';
 import type { UrlFetcher } from '../../ports/url-fetcher.js';
@@ -89,5 +90,7 @@ export interface Platform {
   engine: SparqlEngine;
   /** For snapshots too large for the embedded engine. */
   externalEngine?: SparqlEngine;
+  /** Compute that keeps a service's snapshot loaded (issue 19): Fargate tasks on AWS, virtuoso-t processes embedded when configured. */
+  serviceHosts?: ServiceHosts;
   settings: PlatformSettings;
 }

@@ -1,4 +1,5 @@
 import type { EngineQuery, SparqlStore } from '../../ports/sparql-engine.js';
+import type { HostLoad, ServiceHost, ServiceHosts } from '../../ports/service-hosts.js';
 import type { AccessService } from '../datasets/access-service.js';
 import type { Caller } from '../shared/caller.js';
 import type { DatasetRecord } from '../datasets/datasets.js';
@@ -14,6 +15,7 @@ import {
   reasonerOf,
   type ServiceRecord,
   type ServiceSnapshot,
+  type ServiceType,
   serviceTypeOf,
 } from './service-types.js';
 
@@ -22,6 +24,8 @@ export type ServiceLimits = PlatformSettings['sparql'];
 
 const MAX_SERVICES_PER_DATASET = 10;
 const MAX_RETRIES = 8;
+/** Attached host snapshots a warm process keeps (by snapshot id). */
+const MAX_ATTACHED = 16;
 
 interface Loaded {
   manifestKey: string | null;
@@ -33,11 +37,20 @@ interface Loaded {
  * import moves the dataset on and the service reports outOfSync until synced. Loaded stores live
  * in this process (the embedded platform, or a warm SPARQL function); a sync loads the new
  * snapshot beside the old one and swaps when it is complete, so no query sees half a load.
+ *
+ * Services on hosts (issue 19; `platform.serviceHosts`, for the types it serves): a start
+ * launches a host for the snapshot and records it as the pending host; the host loads the
+ * snapshot (`runHost`) and is recorded as the service's host, and queries attach to it (cached
+ * per process by snapshot id; nothing is loaded per request). A sync launches a second host and
+ * swaps when it has loaded, then stops the old one (blue/green); stop, restart and delete stop
+ * the host; a host that fails leaves the service in error (or on its old host, after a sync).
  */
 export class ServiceLifecycle {
   private readonly loaded = new Map<string, Loaded>();
   /** Stores of datasets' own endpoints, by manifest key (the last few only). */
   private readonly datasetStores = new Map<string, Promise<SparqlStore>>();
+  /** Stores attached to hosts' snapshots, by snapshot id. */
+  private readonly attached = new Map<string, Promise<SparqlStore>>();
 
   constructor(
     private readonly platform: Platform,
@@ -67,11 +80,18 @@ export class ServiceLifecycle {
     return { dataset, owner, service: await this.service(dataset, name, `${account}/${datasetName}`) };
   }
 
-  private snapshotOf(dataset: DatasetRecord, options: { external: boolean } = { external: true }): ServiceSnapshot {
+  private snapshotOf(dataset: DatasetRecord, options: { external: boolean; type?: ServiceType } = { external: true }): ServiceSnapshot {
     const snapshot = { manifestKey: dataset.graphsManifest ?? null, statements: dataset.statements, graphCount: dataset.graphCount };
-    const tooLarge = this.tooLarge(snapshot.statements, options);
+    // A host is sized for its service (see the container table), not bound by the embedded store.
+    const tooLarge = options.type && this.hostsFor(options.type) ? null : this.tooLarge(snapshot.statements, options);
     if (tooLarge) throw new ValidationError(tooLarge);
     return snapshot;
+  }
+
+  /** The hosts services of this type run on here, if any. */
+  private hostsFor(type: ServiceType): ServiceHosts | undefined {
+    const hosts = this.platform.serviceHosts;
+    return hosts?.serves(type) ? hosts : undefined;
   }
 
   /**
@@ -101,7 +121,7 @@ export class ServiceLifecycle {
       type,
       reasoner,
       status: 'starting',
-      snapshot: this.snapshotOf(dataset),
+      snapshot: this.snapshotOf(dataset, { external: true, type }),
       createdAt: now,
       updatedAt: now,
     };
@@ -136,6 +156,8 @@ export class ServiceLifecycle {
   async prepare(datasetId: string, serviceId: string, options: { warm: boolean }): Promise<void> {
     const service = (await this.platform.store.listServices(datasetId)).find((s) => s.id === serviceId);
     if (!service || (service.status !== 'starting' && service.status !== 'updating')) return;
+    const hosts = this.hostsFor(service.type);
+    if (hosts) return this.launchHost(hosts, service);
     const target = service.pendingSnapshot ?? service.snapshot;
     try {
       // Refused before anything is marked running: a SPARQL function could not load it in time.
@@ -171,6 +193,101 @@ export class ServiceLifecycle {
     }
   }
 
+  /** Starts a host for the service's target snapshot and records it as the pending host. */
+  private async launchHost(hosts: ServiceHosts, service: ServiceRecord): Promise<void> {
+    // A retried task (Lambda retries async invocations): the host is already on its way.
+    if (service.pendingHost) return;
+    const target = service.pendingSnapshot ?? service.snapshot;
+    let ref: string;
+    try {
+      ref = await hosts.launch({
+        datasetId: service.datasetId,
+        serviceId: service.id,
+        type: service.type,
+        reasoner: service.reasoner,
+        manifestKey: target.manifestKey,
+        statements: target.statements,
+      });
+    } catch (e) {
+      this.platform.logger.error('starting a service host failed', { serviceId: service.id, error: e });
+      await this.hostFailed(service.datasetId, service.id, null, `Starting the service's host failed: ${(e as Error).message}`);
+      return;
+    }
+    const launchedAt = this.now();
+    const recorded = await this.change(service.datasetId, service.id, (s) => {
+      // Already loaded and recorded (a fast host), or no longer wanted (stopped meanwhile).
+      if (s.host?.ref === ref || (s.status !== 'starting' && s.status !== 'updating') || s.pendingHost) return null;
+      return { ...s, pendingHost: { ref, launchedAt } };
+    });
+    if (recorded?.pendingHost?.ref !== ref && recorded?.host?.ref !== ref) await this.stopHost(ref);
+  }
+
+  private async stopHost(ref: string | undefined): Promise<void> {
+    if (!ref || !this.platform.serviceHosts) return;
+    await this.platform.serviceHosts.stop(ref).catch((e: unknown) => this.platform.logger.error('stopping a service host failed', { ref, error: e }));
+  }
+
+  /**
+   * Run by a host (HostReporter.run): loads the service's target snapshot with `load`, records the
+   * host as the service's (running, the snapshot swapped in) and stops the host it replaces.
+   * Resolves false when this host is not (or no longer) wanted; rejects, after recording the
+   * failure on the service, when loading failed.
+   */
+  async runHost(datasetId: string, serviceId: string, ref: string, endpoint: string, load: HostLoad): Promise<boolean> {
+    const service = (await this.platform.store.listServices(datasetId)).find((s) => s.id === serviceId);
+    const wanted = (s: ServiceRecord | undefined): s is ServiceRecord =>
+      !!s && (s.status === 'starting' || s.status === 'updating') && (!s.pendingHost || s.pendingHost.ref === ref);
+    if (!wanted(service)) return false;
+    const target = service.pendingSnapshot ?? service.snapshot;
+    let hosted;
+    try {
+      const manifest = await this.catalog.manifestAt(target.manifestKey);
+      hosted = await load({ statements: manifestTotals(manifest).statements, chunks: () => this.catalog.nquads(manifest) }, service.reasoner);
+    } catch (e) {
+      await this.hostFailed(datasetId, serviceId, ref, `Loading the data failed: ${(e as Error).message}`);
+      throw e;
+    }
+    let replaced: ServiceHost | undefined;
+    let accepted = false;
+    const loadedAt = this.now();
+    await this.change(datasetId, serviceId, (s) => {
+      accepted = wanted(s) && (s.pendingSnapshot ?? s.snapshot).manifestKey === target.manifestKey;
+      if (!accepted) return null;
+      replaced = s.host;
+      return {
+        ...s,
+        status: 'running',
+        snapshot: s.pendingSnapshot ?? s.snapshot,
+        pendingSnapshot: undefined,
+        host: { ref, endpoint, ...hosted },
+        pendingHost: undefined,
+        loadedAt,
+        loadedStatements: hosted.statements,
+        error: undefined,
+      };
+    });
+    if (!accepted) return false;
+    if (replaced && replaced.ref !== ref) await this.stopHost(replaced.ref);
+    if (service.snapshot.manifestKey !== target.manifestKey) await this.catalog.collect(datasetId, await this.catalog.manifestAt(service.snapshot.manifestKey));
+    return true;
+  }
+
+  /** Whether `ref` is still the service's host or pending host (HostReporter.current). */
+  async hostIsCurrent(datasetId: string, serviceId: string, ref: string): Promise<boolean> {
+    const service = (await this.platform.store.listServices(datasetId)).find((s) => s.id === serviceId);
+    return !!service && (service.host?.ref === ref || service.pendingHost?.ref === ref);
+  }
+
+  /** A host (`ref`; null: the launch itself) failed: the service ends in error, or keeps its old host after a sync. */
+  private async hostFailed(datasetId: string, serviceId: string, ref: string | null, message: string): Promise<void> {
+    await this.change(datasetId, serviceId, (s) => {
+      if (s.status !== 'starting' && s.status !== 'updating') return null;
+      if (ref !== null && s.pendingHost && s.pendingHost.ref !== ref) return null;
+      const keepsOld = s.status === 'updating' && !!s.host;
+      return { ...s, status: keepsOld ? 'running' : 'error', pendingSnapshot: undefined, pendingHost: undefined, error: { message } };
+    });
+  }
+
   /** Loads a snapshot: into the embedded engine, or the external one when it is too large. */
   private async open(service: Pick<ServiceRecord, 'reasoner'>, manifestKey: string | null, replicas = this.limits.replicas): Promise<SparqlStore> {
     const manifest = await this.catalog.manifestAt(manifestKey);
@@ -187,15 +304,32 @@ export class ServiceLifecycle {
     if (action === 'sync') {
       if (!isOutOfSync(service, dataset.graphsManifest)) throw new ValidationError('Cannot sync a service that is not out of sync.');
       if (service.status === 'stopped' || service.status === 'error') throw new ConflictError(`The service is ${service.status}; start it first.`);
-      const pending = this.snapshotOf(dataset);
-      next = await this.change(dataset.id, service.id, (s) => ({ ...s, status: 'updating', pendingSnapshot: pending }));
+      const pending = this.snapshotOf(dataset, { external: true, type: service.type });
+      // A host still loading an older target is dropped: a new one loads the newest.
+      let dropped: string | undefined;
+      next = await this.change(dataset.id, service.id, (s) => {
+        dropped = s.pendingHost?.ref;
+        return { ...s, status: 'updating', pendingSnapshot: pending, pendingHost: undefined };
+      });
+      await this.stopHost(dropped);
     } else if (action === 'stop') {
-      next = await this.change(dataset.id, service.id, (s) => ({ ...s, status: 'stopped', pendingSnapshot: undefined }));
+      const refs: (string | undefined)[] = [];
+      next = await this.change(dataset.id, service.id, (s) => {
+        refs.splice(0, refs.length, s.host?.ref, s.pendingHost?.ref);
+        return { ...s, status: 'stopped', pendingSnapshot: undefined, host: undefined, pendingHost: undefined };
+      });
       this.unload(service.id);
+      for (const ref of refs) await this.stopHost(ref);
     } else {
       if (action === 'start' && service.status === 'running') return { dataset, owner, service };
-      next = await this.change(dataset.id, service.id, (s) => ({ ...s, status: 'starting', pendingSnapshot: undefined, error: undefined }));
+      // A restart runs on a new host.
+      const refs: (string | undefined)[] = [];
+      next = await this.change(dataset.id, service.id, (s) => {
+        refs.splice(0, refs.length, s.host?.ref, s.pendingHost?.ref);
+        return { ...s, status: 'starting', pendingSnapshot: undefined, error: undefined, host: undefined, pendingHost: undefined };
+      });
       this.unload(service.id);
+      for (const ref of refs) await this.stopHost(ref);
     }
     if (next && next.status !== 'stopped') await this.platform.tasks.enqueueServiceLoad(dataset.id, service.id);
     return { dataset, owner, service: next ?? service };
@@ -219,6 +353,8 @@ export class ServiceLifecycle {
     const service = await this.service(dataset, name, `${account}/${datasetName}`);
     await this.platform.store.deleteService(dataset.id, service.name);
     this.unload(service.id);
+    await this.stopHost(service.host?.ref);
+    await this.stopHost(service.pendingHost?.ref);
     await this.countServices(dataset.id);
     await this.catalog.collect(dataset.id, await this.catalog.manifestAt(service.snapshot.manifestKey));
   }
@@ -236,6 +372,11 @@ export class ServiceLifecycle {
     if (service.status !== 'running' && service.status !== 'updating') {
       throw new ServiceUnavailableError(`Service "${name}" is ${service.status}; it answers queries once it is running.`);
     }
+    const hosts = this.hostsFor(service.type);
+    if (hosts) {
+      if (!service.host) throw new ServiceUnavailableError(`Service "${name}" is still loading; it answers queries once it is running.`);
+      return (await this.attach(hosts, service.host)).query({ ...request, timeoutMs: this.limits.queryTimeoutMs });
+    }
     // Before loading: a snapshot over the limit would not load within the request's time.
     const tooLarge = this.tooLarge(service.snapshot.statements);
     if (tooLarge) throw new ServiceUnavailableError(tooLarge);
@@ -248,6 +389,22 @@ export class ServiceLifecycle {
       store.catch(() => this.loaded.get(service.id) === loaded && this.loaded.delete(service.id));
     }
     return (await loaded.store).query({ ...request, timeoutMs: this.limits.queryTimeoutMs });
+  }
+
+  /** A store over a host's loaded snapshot, attached once per process (nothing is loaded). */
+  private attach(hosts: ServiceHosts, host: ServiceHost): Promise<SparqlStore> {
+    let store = this.attached.get(host.snapshotId);
+    if (!store) {
+      if (this.attached.size >= MAX_ATTACHED) {
+        const [oldest, old] = this.attached.entries().next().value as [string, Promise<SparqlStore>];
+        this.attached.delete(oldest);
+        void old.then((s) => s.close()).catch(() => {});
+      }
+      store = hosts.attach(host);
+      this.attached.set(host.snapshotId, store);
+      store.catch(() => this.attached.delete(host.snapshotId));
+    }
+    return store;
   }
 
   /** Queries the dataset's current graphs (its own endpoint). */
@@ -345,7 +502,15 @@ export class ServiceLifecycle {
       const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
       for (const { item: dataset } of batch.items) {
         for (const service of await this.platform.store.listServices(dataset.id)) {
-          if (service.status === 'running' || service.status === 'updating') {
+          if (this.hostsFor(service.type) && (service.host || service.pendingHost)) {
+            // Hosts of this platform ended with it (embedded virtuoso-t processes): start over.
+            await this.change(dataset.id, service.id, (s) => ({
+              ...s,
+              status: s.status === 'running' || s.status === 'updating' ? 'starting' : s.status,
+              host: undefined,
+              pendingHost: undefined,
+            }));
+          } else if (service.status === 'running' || service.status === 'updating') {
             await this.change(dataset.id, service.id, (s) => ({ ...s, status: s.pendingSnapshot ? 'updating' : 'starting' }));
           }
           if (service.status !== 'stopped' && service.status !== 'error') await this.platform.tasks.enqueueServiceLoad(dataset.id, service.id);
@@ -358,9 +523,10 @@ export class ServiceLifecycle {
   }
 
   async closeAll(): Promise<void> {
-    const stores = [...this.loaded.values()].map((l) => l.store).concat([...this.datasetStores.values()]);
+    const stores = [...this.loaded.values()].map((l) => l.store).concat([...this.datasetStores.values()], [...this.attached.values()]);
     this.loaded.clear();
     this.datasetStores.clear();
+    this.attached.clear();
     await Promise.allSettled(stores.map((s) => s.then((x) => x.close())));
   }
 

@@ -71,6 +71,7 @@ import {
   type SparqlEngine,
   type SparqlStore,
 } from '../../../ports/sparql-engine.js';
+import type { HostedSnapshot } from '../../../ports/records/sparql.js';
 import { EndpointError, Endpoints, failure, N_TRIPLES, RESULTS_JSON, TimeoutSignal } from './endpoints.js';
 import { Loader } from './load.js';
 import type { SparqlProtocolEngineOptions } from './options.js';
@@ -129,17 +130,26 @@ class Limiter {
 }
 
 class ProtocolStore implements SparqlStore {
-  readonly names = new SnapshotNames();
+  readonly names: SnapshotNames;
   statements = 0;
   private closed = false;
   private readonly limiter: Limiter;
   private readonly idle = new Set<() => void>();
 
+  /** `attached`: a snapshot another process loaded (close() then leaves its graphs alone). */
   constructor(
     private readonly endpoints: Endpoints,
     private readonly options: SparqlProtocolEngineOptions,
+    private readonly attached?: HostedSnapshot,
   ) {
     this.limiter = new Limiter(options.maxConcurrentQueries ?? 8, options.maxWaitingQueries ?? 256);
+    this.names = new SnapshotNames(attached);
+    this.statements = attached?.statements ?? 0;
+  }
+
+  /** What a host records so that other processes can attach to this snapshot. */
+  describe(): HostedSnapshot {
+    return { snapshotId: this.names.id, graphs: [...this.names.graphs], hasDefault: this.names.hasDefault, statements: this.statements };
   }
 
   async load(source: SnapshotSource, reasoner: Reasoner): Promise<void> {
@@ -245,7 +255,8 @@ class ProtocolStore implements SparqlStore {
         this.idle.add(wake);
       });
     }
-    await this.dropGraphs();
+    // An attached snapshot belongs to its host: only the host's own store drops it.
+    if (!this.attached) await this.dropGraphs();
   }
 }
 
@@ -258,9 +269,17 @@ export class SparqlProtocolEngine implements SparqlEngine {
   }
 
   async open(source: SnapshotSource, options: { reasoner: Reasoner; replicas?: number }): Promise<SparqlStore> {
+    return this.load(source, options.reasoner);
+  }
+
+  /**
+   * Loads a snapshot as open() does, and returns it with `describe()`: what a host records so that
+   * other processes can `attach` (issue 19: the SPARQL host's loader).
+   */
+  async load(source: SnapshotSource, reasoner: Reasoner): Promise<SparqlStore & { describe(): HostedSnapshot }> {
     const store = new ProtocolStore(this.endpoints, this.options);
     try {
-      await store.load(source, options.reasoner);
+      await store.load(source, reasoner);
     } catch (e) {
       // Remove whatever part of the snapshot made it in.
       await store.dropGraphs(true).catch((cleanup: Error) => (this.options.logger ?? defaultLogger).error('dropping a half-loaded snapshot failed', { error: cleanup.message }));
@@ -268,5 +287,13 @@ export class SparqlProtocolEngine implements SparqlEngine {
       throw e instanceof EndpointError ? new Error(message) : e;
     }
     return store;
+  }
+
+  /**
+   * A store over a snapshot another process loaded into this engine's endpoint (a SPARQL host):
+   * queries only; nothing is loaded, and close() drops nothing (the host's loader owns the data).
+   */
+  attach(snapshot: HostedSnapshot): SparqlStore {
+    return new ProtocolStore(this.endpoints, this.options, snapshot);
   }
 }

@@ -6,18 +6,31 @@ import { randomBytes } from 'node:crypto';
 
 /** A snapshot's graph names in the external store. */
 export class SnapshotNames {
-  readonly id = randomBytes(12).toString('hex');
+  readonly id: string;
   /** `urn:x-snapshot:ID` — starts every graph name of this snapshot, and of no other. */
-  readonly root = `urn:x-snapshot:${this.id}`;
-  readonly prefix = `${this.root}:`;
-  readonly defaultBucket = `${this.root}#default`;
+  readonly root: string;
+  readonly prefix: string;
+  readonly defaultBucket: string;
   /** Graph names the query dataset uses for "no graph at all". */
-  readonly none = `${this.root}#none`;
+  readonly none: string;
   /** Holds a marker statement during the load (see Loader.insertWhere). */
-  readonly scratch = `${this.root}#load`;
+  readonly scratch: string;
   /** Original names of the loaded graphs. */
   readonly graphs = new Set<string>();
   hasDefault = false;
+
+  /** A new snapshot (random id), or, given `loaded`, the names of one another process loaded. */
+  constructor(loaded?: { snapshotId: string; graphs: readonly string[]; hasDefault: boolean }) {
+    if (loaded && !/^[0-9a-f]{24}$/.test(loaded.snapshotId)) throw new Error(`not a snapshot id: "${loaded.snapshotId}"`);
+    this.id = loaded?.snapshotId ?? randomBytes(12).toString('hex');
+    this.root = `urn:x-snapshot:${this.id}`;
+    this.prefix = `${this.root}:`;
+    this.defaultBucket = `${this.root}#default`;
+    this.none = `${this.root}#none`;
+    this.scratch = `${this.root}#load`;
+    for (const g of loaded?.graphs ?? []) this.graphs.add(g);
+    this.hasDefault = loaded?.hasDefault ?? false;
+  }
 
   stored(graph: string): string {
     return this.prefix + graph;

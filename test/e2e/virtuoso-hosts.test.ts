@@ -1,0 +1,97 @@
+/**
+ * Embedded SPARQL hosts (issue 19): with VIRTUOSO_HOSTS set, a `virtuoso` service runs on its own
+ * virtuoso-t process, loaded from the snapshot once; queries reach it through the same HTTP routes.
+ * Needs Debian's virtuoso-opensource-7: the suite skips loudly without it, and fails under CI=true.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importFiles } from '../support/imports.js';
+import { TestPlatform } from '../support/platform.js';
+import { select, startService, waitForService } from '../support/services.js';
+import { findVirtuoso, VIRTUOSO_PACKAGE } from '../support/virtuoso.js';
+
+const found = findVirtuoso();
+const onCi = process.env.CI === 'true';
+if (!found) console.warn(`\n!! ${onCi ? 'FAILING (CI=true)' : 'SKIPPING'}: virtuoso host tests need virtuoso-t from the Debian package ${VIRTUOSO_PACKAGE}\n`);
+
+describe.runIf(!found && onCi)('virtuoso host prerequisites', () => {
+  it(`needs virtuoso-t from the Debian package ${VIRTUOSO_PACKAGE} under CI`, () => {
+    expect(found, `install ${VIRTUOSO_PACKAGE}`).not.toBeNull();
+  });
+});
+
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(!found)('virtuoso services on their own virtuoso-t (embedded)', () => {
+  let p: TestPlatform;
+  let alice: string;
+  const hostDirs = async () => (await readdir(join(p.dataDir, 'virtuoso')).catch(() => [])).sort();
+  /** Polls (bounded) until the hosts' directories number `n`. */
+  const hostsBecome = async (n: number) => {
+    for (let i = 0; i < 300 && (await hostDirs()).length !== n; i++) await delay(100);
+    return hostDirs();
+  };
+
+  beforeAll(async () => {
+    p = await TestPlatform.start({
+      env: { VIRTUOSO_HOSTS: found!.server },
+      settings: { sparql: { queryTimeoutMs: 1500, maxStatements: 1_000_000, replicas: 1 } },
+    });
+    alice = await p.createUser('alice');
+  }, 120_000);
+
+  afterAll(async () => {
+    await p?.stop();
+  });
+
+  it('starts, answers, times out with 504 and lives on, swaps hosts on sync, stops', async () => {
+    await p.createDataset('alice', 'hosted', 'public', alice);
+    const lines = Array.from({ length: 3000 }, (_, i) => `<https://e/s${i}> <https://e/value> "${i}" .`).join('\n');
+    await importFiles(p, alice, 'alice/hosted', [{ name: 'data.nt', content: lines }], { defaultGraphName: 'https://e/g' });
+
+    const service = await startService(p, alice, 'alice/hosted', { name: 'fast', type: 'virtuoso' });
+    expect(service).toMatchObject({ status: 'running', numberOfLoadedStatements: 3000 });
+    const first = await hostsBecome(1);
+    expect(first).toHaveLength(1);
+
+    const endpoint = '/datasets/alice/hosted/services/fast/sparql';
+    expect((await select(p, undefined, endpoint, 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }'))[0]!.n).toBe('3000');
+    expect((await select(p, undefined, endpoint, 'SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }')).map((r) => r.g)).toEqual(['https://e/g']);
+
+    // 3000³ combinations: far past the 1.5 s query timeout.
+    const slow = 'SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i FILTER(?c != ?f && ?f != ?i) }';
+    const timedOut = await p.request('GET', `${endpoint}?query=${encodeURIComponent(slow)}`, { headers: { accept: 'application/sparql-results+json' } });
+    expect(timedOut.status).toBe(504);
+    expect(timedOut.text).toMatch(/longer than/);
+    // The host lives on.
+    expect((await select(p, undefined, endpoint, 'SELECT ?o WHERE { <https://e/s7> ?p ?o }'))[0]!.o).toBe('7');
+
+    await importFiles(p, alice, 'alice/hosted', [{ name: 'more.nt', content: '<https://e/extra> <https://e/value> "x" .' }], { defaultGraphName: 'https://e/g2' });
+    const sync = await p.request('POST', '/datasets/alice/hosted/services/fast', { token: alice, body: { sync: true } });
+    expect(sync.status).toBe(200);
+    // The old host answers while the new one loads.
+    expect((await select(p, undefined, endpoint, 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }'))[0]!.n).toBe('3000');
+    for (let i = 0; i < 600; i++) {
+      const s = await p.request('GET', '/datasets/alice/hosted/services/fast');
+      if (s.body.status === 'running' && !s.body.outOfSync) break;
+      await delay(100);
+    }
+    expect((await select(p, undefined, endpoint, 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }'))[0]!.n).toBe('3001');
+    const second = await hostsBecome(1);
+    expect(second).toHaveLength(1);
+    expect(second[0]).not.toBe(first[0]);
+
+    const stop = await p.request('POST', '/datasets/alice/hosted/services/fast', { token: alice, body: { stop: true } });
+    expect(stop.body.status).toBe('stopped');
+    expect(await hostsBecome(0)).toEqual([]);
+    const stopped = await p.request('GET', `${endpoint}?query=${encodeURIComponent('ASK {}')}`, { headers: { accept: 'application/sparql-results+json' } });
+    expect(stopped.status).toBe(503);
+
+    // jena services stay on the embedded engine.
+    const jena = await startService(p, alice, 'alice/hosted', { name: 'reasoning', type: 'jena' });
+    expect(jena.status).toBe('running');
+    expect(await hostDirs()).toEqual([]);
+    await waitForService(p, alice, 'alice/hosted', 'reasoning');
+  }, 180_000);
+});
