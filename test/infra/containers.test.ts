@@ -85,6 +85,8 @@ function expectedGrants(spec: ContainerSpec): string[] {
     out.push(...BUCKET_ACTIONS[access].objects.map((a) => `${a} on ${b} objects`), ...BUCKET_ACTIONS[access].bucket.map((a) => `${a} on ${b}`));
   }
   if (g.uploadEvents) out.push('events:PutEvents on default event bus');
+  // tus over S3 (the upload host): reads an upload's parts (bindTusUploads).
+  if ((g as Record<string, unknown>).tusUploads) out.push('s3:ListMultipartUploadParts on uploadsBucket objects');
   if (g.mail) out.push('ses:SendEmail on ses identity', 'ses:SendEmail on ses identity');
   for (const use of g.flowExecutions ?? []) {
     const actions = FLOW_EXECUTION_ACTIONS[use] as { stateMachines?: readonly string[]; executions?: readonly string[]; any?: readonly string[] };
@@ -154,7 +156,7 @@ describe('container platform: Node task definitions', () => {
       expect(p.RequiresCompatibilities, label).toEqual(['FARGATE']);
       expect(p.NetworkMode, label).toBe('awsvpc');
       expect(p.RuntimePlatform, label).toEqual({ CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' });
-      expect(p.Volumes, label).toEqual([{ Name: BUNDLE_CONTAINER }]);
+      expect(p.Volumes, label).toContainEqual({ Name: BUNDLE_CONTAINER });
 
       const bundle = containerOf(t, BUNDLE_CONTAINER);
       expect(bundle.Image).toBe(AWS_CLI_IMAGE);
