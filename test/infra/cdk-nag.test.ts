@@ -127,6 +127,8 @@ describe('cdk-nag AwsSolutions', () => {
       /^AwsSolutions-IAM5\[Resource::\*\]$/, // X-Ray, task tokens
       /^AwsSolutions-IAM5\[Resource::LinkedDataPlatform-Stateful:ExportsOutputFnGetAtt(DataBucket\w+\/datasets|UploadsBucket\w+|ArtifactsBucket\w+)\/\*\]$/,
       /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:(stateMachine:[\w-]+-flow-\*|execution:[\w-]+-flow-\*:\*)\]$/,
+      // ECS tasks of the platform's cluster (task ARNs are made at RunTask): DescribeTasks of the worker task.
+      /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task\/<ContainersCluster\w+>\/\*\]$/,
       /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule\/[\w-]+-schedules\/flow-schedule-\*\]$/,
     ];
     expect(wildcards.size).toBeGreaterThan(0);
