@@ -45,13 +45,8 @@ export const ENV = {
   virtuosoHosts: 'VIRTUOSO_HOSTS',
   /** SPARQL host task: Virtuoso's HTTP port (the `virtuoso` container listens on it, the loader reaches it on 127.0.0.1). */
   virtuosoHttpPort: 'VIRTUOSO_HTTP_PORT',
-  /** ECS cluster the SPARQL hosts run in (functions that start or stop services; the loader, to stop the host it replaces). */
-  sparqlHostCluster: 'SPARQL_HOST_CLUSTER',
-  /** The SPARQL host task definition (functions that start services). */
-  sparqlHostTaskDefinition: 'SPARQL_HOST_TASK_DEFINITION',
-  /** Subnets (comma-separated) and security group of the SPARQL host tasks (functions that start services). */
-  sparqlHostSubnets: 'SPARQL_HOST_SUBNETS',
-  sparqlHostSecurityGroup: 'SPARQL_HOST_SECURITY_GROUP',
+  /** SPARQL services run on hosts (JSON: use query|stop|manage, cluster, task definition, network; adapters/aws/ecs-service-hosts.ts). */
+  sparqlHosts: 'SPARQL_HOSTS',
   /** RunTask overrides of one SPARQL host's loader: which service and snapshot it loads. */
   sparqlHostDatasetId: 'SPARQL_HOST_DATASET_ID',
   sparqlHostServiceId: 'SPARQL_HOST_SERVICE_ID',

@@ -10,6 +10,8 @@ import { S3TusUploads } from '../adapters/aws/s3-tus-uploads.js';
 import { MAX_UPLOAD_BYTES } from '../adapters/common/tus-uploads.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
+import { EcsServiceHosts, sparqlHostsSettings } from '../adapters/aws/ecs-service-hosts.js';
+import type { ServiceHosts } from '../ports/service-hosts.js';
 import { EcsTaskQueue, workerTaskSettings } from '../adapters/aws/ecs-task-queue.js';
 import { ecsApi } from '../adapters/aws/ecs-api.js';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -143,6 +145,16 @@ function resumableUploads(): ResumableUploads {
   };
 }
 
+/**
+ * SPARQL services on Fargate hosts (issue 19) for the functions the stack gives SPARQL_HOSTS: those
+ * that start or stop them (manage), the loader (stop), those that query them (query, in the VPC).
+ * Without it a function serves services as before issue 19 (loading small snapshots itself).
+ */
+function serviceHosts(): ServiceHosts | undefined {
+  const raw = process.env[ENV.sparqlHosts];
+  return raw ? new EcsServiceHosts(ecsApi(), sparqlHostsSettings(raw), awsLogger) : undefined;
+}
+
 /** One logger per Lambda environment; its level comes from POWERTOOLS_LOG_LEVEL (default INFO). */
 export const awsLogger = createLogger();
 
@@ -170,6 +182,7 @@ export function awsServices(options: { imports?: PlatformSettings['imports'] } =
       blobs: bucketStores(() => (s3 ??= new S3Client({}))),
       tasks: taskQueue(),
       uploads: resumableUploads(),
+      serviceHosts: serviceHosts(),
       ...ports,
     });
   });
