@@ -33,7 +33,7 @@ export function workerTaskSettings(raw: string): WorkerTaskSettings {
     throw new Error('WORKER_TASK must be JSON');
   }
   const text = (v: unknown) => typeof v === 'string' && v.length > 0;
-  const list = (v: unknown) => Array.isArray(v) && v.every(text);
+  const list = (v: unknown) => Array.isArray(v) && v.length > 0 && v.every(text);
   if (!text(value.cluster) || !text(value.taskDefinition) || !text(value.container) || !list(value.command) || !list(value.subnets) || !list(value.securityGroups)) {
     throw new Error('WORKER_TASK must hold cluster, taskDefinition, container, command, subnets and securityGroups');
   }
