@@ -26,6 +26,7 @@ import {
   type GrantResources,
 } from './constructs/app-function.js';
 import { ContainerPlatform, type NodeTaskDefinition } from './constructs/container-platform.js';
+import { UploadHost } from './constructs/upload-host.js';
 import { acknowledge } from './nag.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -136,6 +137,8 @@ export class StatelessStack extends Stack {
   readonly containers: ContainerPlatform;
   /** The `worker` container's task definition (CONTAINERS.worker): long imports and URL loads. */
   readonly workerTask: NodeTaskDefinition;
+  /** The tus upload host (Fargate service behind the API's VPC link), for the route table's `host: 'uploads'` routes. */
+  readonly uploadHost: UploadHost;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -371,8 +374,11 @@ export class StatelessStack extends Stack {
     }
 
     for (const route of ROUTES) {
+      if (route.host) continue; // served by a container host (below)
       this.api.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration: integrations[route.family] });
     }
+    // The tus routes go to the upload host over a VPC link (lib/constructs/upload-host.ts).
+    this.uploadHost = new UploadHost(this, 'UploadHost', { platform: this.containers, api: this.api, routes: ROUTES.filter((r) => r.host === 'uploads') });
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Base URL of the public API' });
   }

@@ -28,6 +28,8 @@ export interface ContainerSpec {
    * nothing.
    */
   port?: number;
+  /** Tasks an ECS service keeps running (roles run as a service, e.g. the upload host). */
+  desiredCount?: number;
 }
 
 /** Virtuoso's settings in the SPARQL host task (the openlink image reads them from `VIRT_*` env). */
@@ -51,13 +53,20 @@ export const NODE_CONTAINER_PORT = 8080;
 
 /** Initial entries: their owners (upload host, long work, SPARQL hosts) refine grants and sizes. */
 export const CONTAINERS = {
-  /** The tus upload host behind the API's `…/add` routes (a Fargate service). */
+  /**
+   * The tus upload host behind the API's `…/add` routes (a Fargate service, two tasks: one per AZ,
+   * and any task resumes any upload). Grants: what the tus routes touch. The table (tokens, jobs,
+   * assets), the uploads bucket (tus' objects and multipart uploads under `tus/`, their parts
+   * listed: tusUploads; the finished file read and removed), the data bucket (a finished asset is
+   * stored there). No upload events: only starting a job puts them, on the imports function.
+   */
   uploadHost: {
     role: 'upload-host',
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true },
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', tusUploads: true },
     cpu: 512,
     memoryMb: 1024,
     port: NODE_CONTAINER_PORT,
+    desiredCount: 2,
   },
   /** One import job or URL load run to the end (RunTask; no 15-minute limit). */
   worker: {

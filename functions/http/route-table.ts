@@ -54,6 +54,11 @@ export interface FamilySpec {
      * the flows' failure emails when a run settles, and the Send email task.
      */
     mail?: true;
+    /**
+     * tus over the uploads bucket (the upload host): lists the parts of its multipart uploads
+     * under `tus/` (s3:ListMultipartUploadParts); the objects themselves come with uploadsBucket.
+     */
+    tusUploads?: true;
   };
   memoryMb: number;
   timeoutSeconds: number;
@@ -92,9 +97,15 @@ export interface RouteSpec {
   stream?: boolean;
   /** Errors are text/plain, as SPARQL protocol clients expect. */
   plainErrors?: boolean;
+  /**
+   * On AWS the route is served by a container host instead of its family's function: 'uploads',
+   * the upload host (tus: its 5 MiB chunks do not fit a Lambda event), reached over the API's VPC
+   * link (lib/constructs/upload-host.ts). The embedded server and the handlers are the same.
+   */
+  host?: 'uploads';
 }
 
-const route = (method: HttpMethod, path: string, family: Family, operation: string, options: { stream?: boolean; plainErrors?: boolean } = {}): RouteSpec => ({
+const route = (method: HttpMethod, path: string, family: Family, operation: string, options: { stream?: boolean; plainErrors?: boolean; host?: 'uploads' } = {}): RouteSpec => ({
   method,
   path,
   family,
@@ -202,10 +213,10 @@ export const ROUTES: readonly RouteSpec[] = [
   route('GET', `${DS}/jobs/{jobId}`, 'imports', 'getJob'),
   route('DELETE', `${DS}/jobs/{jobId}`, 'imports', 'cancelJob'),
   route('POST', `${DS}/jobs/{jobId}/start`, 'imports', 'startJob'),
-  route('POST', `${DS}/jobs/{jobId}/add`, 'imports', 'createJobUpload', { stream: true }),
-  route('HEAD', `${DS}/jobs/{jobId}/add/{uploadId}`, 'imports', 'jobUpload', { stream: true }),
-  route('PATCH', `${DS}/jobs/{jobId}/add/{uploadId}`, 'imports', 'jobUpload', { stream: true }),
-  route('DELETE', `${DS}/jobs/{jobId}/add/{uploadId}`, 'imports', 'jobUpload', { stream: true }),
+  route('POST', `${DS}/jobs/{jobId}/add`, 'imports', 'createJobUpload', { stream: true, host: 'uploads' }),
+  route('HEAD', `${DS}/jobs/{jobId}/add/{uploadId}`, 'imports', 'jobUpload', { stream: true, host: 'uploads' }),
+  route('PATCH', `${DS}/jobs/{jobId}/add/{uploadId}`, 'imports', 'jobUpload', { stream: true, host: 'uploads' }),
+  route('DELETE', `${DS}/jobs/{jobId}/add/{uploadId}`, 'imports', 'jobUpload', { stream: true, host: 'uploads' }),
 
   route('GET', `${DS}/graphs`, 'graphs', 'listGraphs'),
   route('DELETE', `${DS}/graphs`, 'graphs', 'deleteAllGraphs'),
@@ -215,10 +226,10 @@ export const ROUTES: readonly RouteSpec[] = [
 
   route('GET', `${DS}/assets`, 'assets', 'listAssets'),
   route('POST', `${DS}/assets`, 'assets', 'uploadAsset', { stream: true }),
-  route('POST', `${DS}/assets/add`, 'assets', 'assetUpload', { stream: true }),
-  route('HEAD', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true }),
-  route('PATCH', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true }),
-  route('DELETE', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true }),
+  route('POST', `${DS}/assets/add`, 'assets', 'assetUpload', { stream: true, host: 'uploads' }),
+  route('HEAD', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true, host: 'uploads' }),
+  route('PATCH', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true, host: 'uploads' }),
+  route('DELETE', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true, host: 'uploads' }),
   route('GET', `${DS}/assets/{identifier}`, 'assets', 'downloadAsset'),
   route('GET', `${DS}/assets/{identifier}/{versionId}`, 'assets', 'downloadAsset'),
   route('DELETE', `${DS}/assets/{identifier}`, 'assets', 'deleteAsset'),

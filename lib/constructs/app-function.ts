@@ -296,6 +296,20 @@ export function bindGrants(target: GrantTarget, grants: Grants, resources: Grant
   }
   if (grants.uploadEvents) bindEventSource(target, UPLOAD_EVENT_SOURCE);
   if (grants.mail) bindMail(target, resources.mailFrom);
+  if (grants.tusUploads) bindTusUploads(target, resources.buckets.uploadsBucket.bucket);
+}
+
+/** Where tus keeps its uploads in the uploads bucket (functions/adapters/common/tus-uploads.ts). */
+export const TUS_KEY_PREFIX = 'tus/';
+
+/**
+ * tus over S3 (@tus/s3-store) reads an upload's offset from its multipart upload's parts
+ * (ListParts). Create, UploadPart and Complete are s3:PutObject and Abort is in 'RW' (uploadsBucket).
+ */
+function bindTusUploads(target: GrantTarget, bucket: IBucket): void {
+  const objects = bucket.arnForObjects(`${TUS_KEY_PREFIX}*`);
+  addToRolePolicy(target, new PolicyStatement({ actions: ['s3:ListMultipartUploadParts'], resources: [objects] }));
+  acknowledgeWildcardResource(roleOf(target), objects, 'tus uploads are named at run time (random ids) under "tus/"; only s3:ListMultipartUploadParts on them.');
 }
 
 /**
