@@ -27,6 +27,7 @@ import {
 } from './constructs/app-function.js';
 import { ContainerPlatform, type NodeTaskDefinition } from './constructs/container-platform.js';
 import { UploadHost } from './constructs/upload-host.js';
+import { WorkerTask } from './constructs/worker-task.js';
 import { acknowledge } from './nag.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -139,6 +140,8 @@ export class StatelessStack extends Stack {
   readonly workerTask: NodeTaskDefinition;
   /** The tus upload host (Fargate service behind the API's VPC link), for the route table's `host: 'uploads'` routes. */
   readonly uploadHost: UploadHost;
+  /** The worker task's security group and the grants to start it and ask about it (lib/constructs/worker-task.ts). */
+  readonly worker: WorkerTask;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -315,6 +318,9 @@ export class StatelessStack extends Stack {
       environment: { [ENV.publicApiUrl]: this.publicApiUrl },
     });
     this.workerTask = this.containers.nodeTaskDefinition(this, 'WorkerTask', 'worker');
+    // Who starts the worker task (imports) and who asks about it (the watchdog): grants.workerTask.
+    this.worker = new WorkerTask(this, 'Worker', { platform: this.containers, task: this.workerTask });
+    for (const [fn, grants] of declared) if (grants.workerTask) this.worker.grant(fn, grants.workerTask);
 
     // Every final status of our executions goes to the settle worker(s). EventBridge invokes
     // asynchronously: its own retries, then Lambda's (WORKER_ASYNC_INVOKE).

@@ -59,6 +59,11 @@ export interface FamilySpec {
      * under `tus/` (s3:ListMultipartUploadParts); the objects themselves come with uploadsBucket.
      */
     tusUploads?: true;
+    /**
+     * The worker task (ECS Fargate, lib/constructs/worker-task.ts): 'run' starts it for an import
+     * (RunTask, PassRole of its roles); 'describe' asks whether a job's task still runs (the watchdog).
+     */
+    workerTask?: 'run' | 'describe';
   };
   memoryMb: number;
   timeoutSeconds: number;
@@ -70,7 +75,8 @@ export const FAMILIES = {
   // Deleting an account removes its datasets' blobs and its flows' state machines.
   accounts: { grants: { table: 'RW', dataBucket: 'delete', flowExecutions: ['discard'], flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
-  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true }, memoryMb: 2048, timeoutSeconds: 30 },
+  // workerTask: imports and URL loads past a function's 15 minutes run on the worker task.
+  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, workerTask: 'run' }, memoryMb: 2048, timeoutSeconds: 30 },
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   exports: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
@@ -372,7 +378,8 @@ export const WORKERS = {
    */
   watchdog: {
     handler: 'watchdog',
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', uploadEvents: true, flowExecutions: ['status', 'discard'], mail: true },
+    // workerTask 'describe': a job whose worker task stopped before ending it ends in error.
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', uploadEvents: true, flowExecutions: ['status', 'discard'], mail: true, workerTask: 'describe' },
     memoryMb: 1024,
     timeoutSeconds: 300,
     invokedBy: [],
