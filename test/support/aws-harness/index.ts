@@ -52,6 +52,7 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
+import { addMultipartListing } from '../s3rver-multipart.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
@@ -125,7 +126,8 @@ export class AwsHarness {
     await new Promise<void>((r) => dyn.listen(0, '127.0.0.1', () => r()));
     const dynamoUrl = `http://127.0.0.1:${(dyn.address() as AddressInfo).port}`;
     const s3Dir = await mkdtemp(join(tmpdir(), 'ldp-aws-harness-s3-'));
-    const s3rver = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: app.buckets.map((b) => ({ name: b.name, configs: [] })) });
+    // With ListParts and AbortMultipartUpload, which the upload host's tus store needs (see s3rver-multipart.ts).
+    const s3rver = addMultipartListing(new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: app.buckets.map((b) => ({ name: b.name, configs: [] })) }));
     const { port: s3Port } = await s3rver.run();
     const s3Url = `http://127.0.0.1:${s3Port}`;
 
