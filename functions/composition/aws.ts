@@ -99,6 +99,7 @@ function flowExecutor(): FlowExecutor {
     status: (ref) => executor.status(ref),
     discard: (executable) => executor.discard(executable),
     release: (token, outcome) => executor.release(token, outcome),
+    heartbeat: (token) => executor.heartbeat(token),
   };
 }
 
@@ -128,11 +129,17 @@ function flowScheduler(clock: Clock): FlowScheduler {
  * chunks are about 7 MB in base64): the upload host, a Fargate service the API routes the tus
  * routes to (see lib/constructs/upload-host.ts), which alone has UPLOAD_HOST set and keeps the
  * uploads in the uploads bucket (S3 multipart). A tus request that reaches a function was routed
- * wrongly by the deployment: answer so, with what still works.
+ * wrongly by the deployment: answer so, with what still works. Functions granted the uploads
+ * bucket still see which uploads are unfinished.
  */
 function resumableUploads(): ResumableUploads {
   if (process.env[ENV.uploadHost] === 'true') return new S3TusUploads({ bucket: requiredEnv(ENV.uploadsBucketName), maxSize: MAX_UPLOAD_BYTES });
+  // Starting a job (the imports function) refuses while one of its uploads is half done: the
+  // upload host's state is in the uploads bucket, so the function reads it there.
+  const bucket = process.env[ENV.uploadsBucketName];
+  const stored = bucket ? new S3TusUploads({ bucket, maxSize: MAX_UPLOAD_BYTES }) : undefined;
   return {
+    unfinished: stored && ((scopeSuffix) => stored.unfinished(scopeSuffix)),
     async handle() {
       return new Response(
         JSON.stringify({

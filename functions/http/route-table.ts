@@ -76,7 +76,8 @@ export const FAMILIES = {
   accounts: { grants: { table: 'RW', dataBucket: 'delete', flowExecutions: ['discard'], flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
   // workerTask: imports and URL loads past a function's 15 minutes run on the worker task.
-  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, workerTask: 'run' }, memoryMb: 2048, timeoutSeconds: 30 },
+  // tusUploads: starting a job refuses while one of its uploads (kept by the upload host) is half done.
+  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, workerTask: 'run', tusUploads: true }, memoryMb: 2048, timeoutSeconds: 30 },
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   exports: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },

@@ -7,6 +7,7 @@ import { CreateBucketCommand, DeleteBucketCommand, PutObjectCommand, S3Client } 
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENV } from '../../functions/env-names.js';
+import { S3TusUploads } from '../../functions/adapters/aws/s3-tus-uploads.js';
 import { AWS_IMPORT_LIMITS, AWS_SPARQL_LIMITS, awsSettingsFromEnv } from '../../functions/config.js';
 import { LAMBDA_REQUEST_BODY_LIMIT } from '../../functions/http/lambda.js';
 import { FAMILIES, WORKERS } from '../../functions/http/route-table.js';
@@ -165,6 +166,26 @@ describe('AWS: uploads are bounded by what Lambda takes', () => {
     const tus = await invoke('imports', event('POST', `/datasets/ops/bounded/jobs/${job.json.jobId}/add`, { token, headers: { 'tus-resumable': '1.0.0', 'upload-length': '10000000' } }));
     expect(tus.statusCode).toBe(503);
     expect(tus.json.message).toMatch(/served by the upload host.*up to 4 MiB.*downloadUrls/);
+  });
+});
+
+describe('AWS: a job does not start while a tus upload of it is half done', () => {
+  it('the imports function reads the upload host\'s uploads in the uploads bucket and names the unfinished one (409)', async () => {
+    const { token } = await operator();
+    await invoke('datasets', event('POST', '/datasets/ops', { token, body: { name: 'halfdone', accessLevel: 'private' } }));
+    const job = await invoke('imports', event('POST', '/datasets/ops/halfdone/jobs', { token, body: {} }));
+    expect(job.statusCode).toBe(201);
+    const scope = `/datasets/ops/halfdone/jobs/${job.json.jobId}/add`;
+    // What the upload host does with the client's first chunk (same adapter, same bucket).
+    const host = new S3TusUploads({ bucket: 'uploads', maxSize: 1024 * 1024 });
+    const context = { scope, baseUrl: 'https://api.example.org', onFinish: async () => {} };
+    const created = await host.handle(new Request(`https://api.example.org${scope}`, { method: 'POST', headers: { 'tus-resumable': '1.0.0', 'upload-length': '100', 'upload-metadata': `filename ${Buffer.from('half.nt').toString('base64')}` } }), context);
+    expect(created.status).toBe(201);
+    const patched = await host.handle(new Request(created.headers.get('location')!, { method: 'PATCH', body: new Uint8Array(40), headers: { 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' } }), context);
+    expect(patched.status).toBe(204);
+    const start = await invoke('imports', event('POST', `/datasets/ops/halfdone/jobs/${job.json.jobId}/start`, { token }));
+    expect(start.statusCode).toBe(409);
+    expect(start.json.message).toMatch(/half\.nt \(60 of 100 bytes missing\)/);
   });
 });
 
