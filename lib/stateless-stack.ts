@@ -28,6 +28,7 @@ import {
 import { ContainerPlatform, type NodeTaskDefinition } from './constructs/container-platform.js';
 import { UploadHost } from './constructs/upload-host.js';
 import { WorkerTask } from './constructs/worker-task.js';
+import { SparqlHosts } from './constructs/sparql-hosts.js';
 import { acknowledge } from './nag.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -142,6 +143,8 @@ export class StatelessStack extends Stack {
   readonly uploadHost: UploadHost;
   /** The worker task's security group and the grants to start it and ask about it (lib/constructs/worker-task.ts). */
   readonly worker: WorkerTask;
+  /** The SPARQL hosts' task definition, security groups and grants (lib/constructs/sparql-hosts.ts). */
+  readonly sparqlHosts: SparqlHosts;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -321,6 +324,9 @@ export class StatelessStack extends Stack {
     // Who starts the worker task (imports) and who asks about it (the watchdog): grants.workerTask.
     this.worker = new WorkerTask(this, 'Worker', { platform: this.containers, task: this.workerTask });
     for (const [fn, grants] of declared) if (grants.workerTask) this.worker.grant(fn, grants.workerTask);
+    // SPARQL services on Fargate hosts: who starts/stops them and who queries them (in the VPC): grants.serviceHosts.
+    this.sparqlHosts = new SparqlHosts(this, 'SparqlHosts', { platform: this.containers });
+    for (const [fn, grants] of declared) if (grants.serviceHosts) this.sparqlHosts.grant(fn, grants.serviceHosts);
 
     // Every final status of our executions goes to the settle worker(s). EventBridge invokes
     // asynchronously: its own retries, then Lambda's (WORKER_ASYNC_INVOKE).

@@ -76,9 +76,19 @@ export const CONTAINERS = {
     memoryMb: 4096,
   },
   /** One running SPARQL service: Virtuoso plus the loader that fills it from the snapshot. */
+  /**
+   * One running SPARQL service (lib/constructs/sparql-hosts.ts): Virtuoso plus the loader that
+   * fills it from the snapshot. Grants: the table (the service record: the host, the swap), the
+   * data bucket (the snapshot's graphs; RW: a swap collects the old snapshot's graphs as the
+   * embedded platform does), serviceHosts 'stop' (the host a sync replaced). 2 vCPU, 8 GiB:
+   * 6 GiB Virtuoso (NumberOfBuffers ≈ 2/3 of it in 8 KiB pages, MaxDirtyBuffers 3/4 of those, as
+   * Virtuoso's guide sizes them), the rest the loader (it holds blank-node statements until the
+   * end of a load). An operator scales hosts by changing cpu, memoryMb and virtuoso here and
+   * deploying (new hosts get the new size; running ones keep theirs until restarted).
+   */
   sparqlHost: {
     role: 'sparql-loader',
-    grants: { table: 'RW', dataBucket: 'R' },
+    grants: { table: 'RW', dataBucket: 'RW', serviceHosts: 'stop' },
     cpu: 2048,
     memoryMb: 8192,
     virtuoso: { memoryMb: 6144, numberOfBuffers: 510000, maxDirtyBuffers: 375000, httpPort: 8890 },

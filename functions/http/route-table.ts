@@ -64,6 +64,13 @@ export interface FamilySpec {
      * (RunTask, PassRole of its roles); 'describe' asks whether a job's task still runs (the watchdog).
      */
     workerTask?: 'run' | 'describe';
+    /**
+     * SPARQL hosts (ECS Fargate, lib/constructs/sparql-hosts.ts): 'query' places the function in
+     * the VPC with the security group the hosts' Virtuoso admits (it attaches to loaded snapshots);
+     * 'stop' may stop host tasks (StopTask in the cluster); 'manage' may also start them (RunTask
+     * of the host task definition, PassRole of its roles). All are told SPARQL_HOSTS.
+     */
+    serviceHosts?: 'query' | 'stop' | 'manage';
   };
   memoryMb: number;
   timeoutSeconds: number;
@@ -76,14 +83,15 @@ export const FAMILIES = {
   accounts: { grants: { table: 'RW', dataBucket: 'delete', flowExecutions: ['discard'], flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
   // workerTask: imports and URL loads past a function's 15 minutes run on the worker task.
-  // tusUploads: starting a job refuses while one of its uploads (kept by the upload host) is half done.
-  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, workerTask: 'run', tusUploads: true }, memoryMb: 2048, timeoutSeconds: 30 },
+  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, workerTask: 'run' }, memoryMb: 2048, timeoutSeconds: 30 },
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   exports: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
-  services: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
-  sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
-  queries: { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
+  // serviceHosts: stop, restart, sync and delete stop a service's host task (the import worker starts it).
+  services: { grants: { table: 'RW', dataBucket: 'RW', serviceHosts: 'manage' }, memoryMb: 512, timeoutSeconds: 30 },
+  // serviceHosts 'query': in the VPC, querying the hosts' Virtuoso; everything else they call is S3 and DynamoDB (gateway endpoints).
+  sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW', serviceHosts: 'query' }, memoryMb: 3008, timeoutSeconds: 30 },
+  queries: { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW', serviceHosts: 'query' }, memoryMb: 3008, timeoutSeconds: 30 },
   'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   flows: {
     grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: ['prepare', 'start', 'abort', 'discard'], flowSchedules: 'manage', mail: true },
@@ -317,7 +325,8 @@ export interface WorkerSpec {
 export const WORKERS = {
   importWorker: {
     handler: 'import-worker',
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true },
+    // serviceHosts: a service load starts the service's host task (RunTask).
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, serviceHosts: 'manage' },
     memoryMb: 3008,
     timeoutSeconds: 900,
     invokedBy: ['imports', 'services'],
@@ -328,7 +337,8 @@ export const WORKERS = {
   flowTaskWorker: {
     handler: 'flow-task-worker',
     // release: the upload wait's task token, when the upload ended before the wait began.
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', flowExecutions: ['release'], mail: true },
+    // serviceHosts: the service action stops or restarts a service's host (its start goes through the import worker).
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', flowExecutions: ['release'], mail: true, serviceHosts: 'manage' },
     memoryMb: 3008,
     timeoutSeconds: 900,
     invokedBy: [],

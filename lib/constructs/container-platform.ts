@@ -216,6 +216,8 @@ export interface NodeTaskOptions {
   args?: string[];
   /** Extra environment of the app container. */
   environment?: Record<string, string>;
+  /** Default ARM64; X86_64 for a task with a single-architecture image beside the Node one (the SPARQL host's Virtuoso). */
+  cpuArchitecture?: CpuArchitecture;
 }
 
 export interface NodeTaskDefinitionProps extends NodeTaskOptions {
@@ -263,7 +265,7 @@ export class NodeTaskDefinition extends Construct implements GrantTarget {
     this.taskDefinition = new FargateTaskDefinition(this, 'TaskDefinition', {
       cpu: spec.cpu,
       memoryLimitMiB: spec.memoryMb,
-      runtimePlatform: { cpuArchitecture: CpuArchitecture.ARM64, operatingSystemFamily: OperatingSystemFamily.LINUX },
+      runtimePlatform: { cpuArchitecture: props.cpuArchitecture ?? CpuArchitecture.ARM64, operatingSystemFamily: OperatingSystemFamily.LINUX },
       taskRole: this.taskRole,
       executionRole: this.executionRole,
       volumes: [{ name: BUNDLE_CONTAINER }],

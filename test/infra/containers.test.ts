@@ -88,6 +88,8 @@ function expectedGrants(spec: ContainerSpec): string[] {
   // tus over S3 (the upload host): reads an upload's parts (bindTusUploads).
   if ((g as Record<string, unknown>).tusUploads) out.push('s3:ListMultipartUploadParts on uploadsBucket objects');
   if (g.mail) out.push('ses:SendEmail on ses identity', 'ses:SendEmail on ses identity');
+  // The SPARQL host's loader stops the host a sync replaced (lib/constructs/sparql-hosts.ts).
+  if (g.serviceHosts === 'stop') out.push(`ecs:StopTask on unknown arn:{AWS::Partition}:ecs:{AWS::Region}:{AWS::AccountId}:task/{${logicalId(stateless.containers.cluster)}}/*`);
   for (const use of g.flowExecutions ?? []) {
     const actions = FLOW_EXECUTION_ACTIONS[use] as { stateMachines?: readonly string[]; executions?: readonly string[]; any?: readonly string[] };
     out.push(...(actions.stateMachines ?? []).map((a) => `${a} on flow state machines`));
@@ -155,7 +157,9 @@ describe('container platform: Node task definitions', () => {
       const label = t.node.path;
       expect(p.RequiresCompatibilities, label).toEqual(['FARGATE']);
       expect(p.NetworkMode, label).toBe('awsvpc');
-      expect(p.RuntimePlatform, label).toEqual({ CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' });
+      // The SPARQL host runs Virtuoso's x86-64 image beside Node (lib/constructs/sparql-hosts.ts).
+      const arch = t === stateless.sparqlHosts.task ? 'X86_64' : 'ARM64';
+      expect(p.RuntimePlatform, label).toEqual({ CpuArchitecture: arch, OperatingSystemFamily: 'LINUX' });
       expect(p.Volumes, label).toContainEqual({ Name: BUNDLE_CONTAINER });
 
       const bundle = containerOf(t, BUNDLE_CONTAINER);
@@ -172,7 +176,8 @@ describe('container platform: Node task definitions', () => {
       const app = containerOf(t, APP_CONTAINER);
       expect(app.Image).toBe(NODE_IMAGE);
       expect(app.Essential).toBe(true);
-      expect(app.DependsOn).toEqual([{ ContainerName: BUNDLE_CONTAINER, Condition: 'SUCCESS' }]);
+      // Other containers of the task may come first too (the SPARQL host's loader waits for Virtuoso to start).
+      expect(app.DependsOn).toContainEqual({ ContainerName: BUNDLE_CONTAINER, Condition: 'SUCCESS' });
       expect(app.MountPoints).toEqual([{ ContainerPath: '/bundle', ReadOnly: true, SourceVolume: BUNDLE_CONTAINER }]);
       expect(app.Command).toEqual(nodeCommand(t.spec.role, app.Command.slice(5)));
       const env = Object.fromEntries((app.Environment as { Name: string; Value: unknown }[]).map((e) => [e.Name, e.Value]));

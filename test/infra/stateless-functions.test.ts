@@ -129,11 +129,13 @@ describe('stateless stack: functions', () => {
       const statements = statementsOf(logicalId(fn()));
       const all = statements.flatMap((s) => asArray(s.Action));
 
-      // Nothing is granted on "*" except X-Ray tracing and, to functions that release task-token
-      // waits, the two task-token actions (which take no resource scoping).
+      // Nothing is granted on "*" except X-Ray tracing, to functions that release task-token
+      // waits the two task-token actions (which take no resource scoping), and to functions in
+      // the VPC (serviceHosts 'query') their network interfaces (Lambda's VPC access).
       for (const s of statements.filter((st) => asArray(st.Resource).includes('*'))) {
         for (const action of asArray(s.Action)) {
           if ((FLOW_TASK_TOKEN_ACTIONS as readonly string[]).includes(action)) expect(releases, family).toBe(true);
+          else if (/^ec2:\w+NetworkInterfaces?$|^ec2:(Assign|Unassign)PrivateIpAddresses$/.test(action)) expect(grants.serviceHosts, family).toBe('query');
           else expect(action, family).toMatch(/^xray:/);
         }
       }
@@ -152,9 +154,7 @@ describe('stateless stack: functions', () => {
         const onBucket = [...new Set(actionsOn(statements, logicalId(stateful[grant])))].sort();
         const access: BucketAccess | undefined = grants[grant];
         if (access) {
-          // tusUploads: the parts of the upload host's multipart uploads (tus/*) may be listed too.
-          const tus = grant === 'uploadsBucket' && grants.tusUploads ? ['s3:ListMultipartUploadParts'] : [];
-          expect(onBucket, `${family} on ${grant}`).toEqual([...BUCKET_ACTIONS[access].objects, ...BUCKET_ACTIONS[access].bucket, ...tus].sort());
+          expect(onBucket, `${family} on ${grant}`).toEqual([...BUCKET_ACTIONS[access].objects, ...BUCKET_ACTIONS[access].bucket].sort());
         } else {
           expect(onBucket, `${family} must not touch ${grant}`).toEqual([]);
         }
