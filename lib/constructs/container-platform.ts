@@ -99,6 +99,9 @@ function bundleContainers(outputDir: string): void {
       '--sourcemap',
       '--main-fields=module,main',
       `--banner:js=${ESM_REQUIRE_BANNER}`,
+      // Installed next to the bundle by `npm ci` (as AppFunction's nodeModules), never bundled:
+      // oxigraph finds its .wasm next to its own module.
+      ...INSTALLED_MODULES.map((m) => `--external:${m}`),
       '--log-level=warning',
       `--outfile=${join(work, 'index.mjs')}`,
     ], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
