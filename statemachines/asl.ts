@@ -41,6 +41,7 @@ export interface TaskState extends Transition {
   Resource: string;
   Parameters: Record<string, JsonValue>;
   TimeoutSeconds?: number;
+  HeartbeatSeconds?: number;
   ResultSelector?: Record<string, JsonValue>;
   ResultPath?: string;
   Retry?: Retrier[];

@@ -47,6 +47,19 @@ export const UPLOAD_STATES = {
 } as const;
 export const WAIT_FOR_UPLOAD_RESOURCE = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
 export const WAIT_FOR_UPLOAD_KIND = 'waitForUpload';
+/**
+ * Long tasks (issue 19): a task whose type may run long (`mayRunLong` in the catalogue) and whose
+ * Timeout is longer than FUNCTION_TASK_SECONDS cannot run in the task worker function (15
+ * minutes at most). Its Task state invokes the task worker through the task-token integration
+ * with `kind: WORKER_TASK_KIND` and the token; on AWS the worker stages the invocation and starts
+ * the worker task (ECS Fargate), which runs the task and sends the token its output or error,
+ * with a heartbeat every few minutes (a task that stops sending them fails after
+ * WORKER_TASK_HEARTBEAT_SECONDS). The embedded platform runs it in-process, like any task.
+ */
+export const WORKER_TASK_KIND = 'onWorkerTask';
+/** The longest Timeout a task runs with in the task worker function: its 900 s less the time to record the task. */
+export const FUNCTION_TASK_SECONDS = 840;
+export const WORKER_TASK_HEARTBEAT_SECONDS = 300;
 /** ASL limit on state names. */
 export const MAX_STATE_NAME = 80;
 /**
@@ -254,19 +267,26 @@ class Compiler {
     const after =
       task.type === 'stopRun' ? names.outcome : task.type === 'wait' ? (timeout !== undefined ? names.waitCheck : names.wait) : next;
     const sources = this.variableSources(task.id);
+    const invocation: Record<string, JsonValue> = {
+      taskId: task.id,
+      type: task.type,
+      label: task.label,
+      settings: task.settings as Record<string, JsonValue>,
+      ...(timeout !== undefined ? { timeoutSeconds: timeout } : {}),
+      ...(sources.length > 0 ? { variableSources: sources } : {}),
+      'state.$': '$',
+    };
+    const long = spec.mayRunLong === true && timeout !== undefined && timeout > FUNCTION_TASK_SECONDS;
     const state: TaskState = {
       Type: 'Task',
-      Comment: `${spec.title}: ${task.label}`,
-      Resource: this.resource,
-      Parameters: {
-        taskId: task.id,
-        type: task.type,
-        label: task.label,
-        settings: task.settings as Record<string, JsonValue>,
-        ...(timeout !== undefined ? { timeoutSeconds: timeout } : {}),
-        ...(sources.length > 0 ? { variableSources: sources } : {}),
-        'state.$': '$',
-      },
+      Comment: `${spec.title}: ${task.label}${long ? ' (on the worker task: its Timeout is longer than a function runs)' : ''}`,
+      ...(long
+        ? {
+            Resource: WAIT_FOR_UPLOAD_RESOURCE,
+            Parameters: { FunctionName: this.resource, Payload: { kind: WORKER_TASK_KIND, 'taskToken.$': '$$.Task.Token', ...invocation } },
+            HeartbeatSeconds: WORKER_TASK_HEARTBEAT_SECONDS,
+          }
+        : { Resource: this.resource, Parameters: invocation }),
       ...(timeout !== undefined ? { TimeoutSeconds: timeout } : {}),
       ResultSelector:
         task.type === 'stopRun'

@@ -8,6 +8,7 @@
 import type { TaskType } from '../functions/domain/flows/blueprints/model.js';
 import type { TaskRecord } from '../functions/domain/flows/blueprints/variables.js';
 import type { AslDefinition, AslState, JsonValue } from './asl.js';
+import { WORKER_TASK_KIND } from './compile.js';
 
 /** The run document every state passes on: see README "Run document". */
 export interface RunDocument {
@@ -32,14 +33,23 @@ export type LocalHandlers = Record<string, (input: JsonValue) => Promise<JsonVal
 
 /**
  * `overrides.taskResourceLocalHandlers` for aws-local-stepfunctions, which keys them by state
- * name (not by Resource): every Task state, in every Parallel branch, calls `handler`.
+ * name (not by Resource): every Task state, in every Parallel branch, calls `handler`. A long
+ * task's state (WORKER_TASK_KIND: on AWS, a task-token wait the worker task ends) runs here as
+ * every task does: its handler gets the plain invocation and its answer is the state's result.
  */
 export function localTaskHandlers(definition: AslDefinition, handler: TaskHandler): LocalHandlers {
   const handlers: LocalHandlers = {};
   for (const [name] of taskStates(definition)) {
-    handlers[name] = async (input) => ((await handler(input as unknown as TaskInvocation, name)) ?? {}) as JsonValue;
+    handlers[name] = async (input) => ((await handler(localInvocation(input), name)) ?? {}) as JsonValue;
   }
   return handlers;
+}
+
+function localInvocation(input: JsonValue): TaskInvocation {
+  const payload = (input as { Payload?: { kind?: unknown } } | null)?.Payload;
+  if (payload?.kind !== WORKER_TASK_KIND) return input as unknown as TaskInvocation;
+  const { kind: _kind, taskToken: _token, ...task } = payload as Record<string, unknown>;
+  return task as unknown as TaskInvocation;
 }
 
 /** Every Task state with its name, depth first. */

@@ -91,7 +91,11 @@ export function createServices(platform: Platform): Services {
     flowRuns,
     runStarter,
     runSettler,
-    flowRuntime: { runTask: (invocation, options) => taskWorker.runTask(invocation, options), settle: (runId, result) => runSettler.settle(runId, result) },
+    flowRuntime: {
+      runTask: (invocation, options) => taskWorker.runTask(invocation, options),
+      runStagedTask: (stagedKey) => taskWorker.runStagedTask(stagedKey),
+      settle: (runId, result) => runSettler.settle(runId, result),
+    },
     flowWatchdog: new FlowWatchdog(platform, flows, runSettler),
     hooks,
     schedules,

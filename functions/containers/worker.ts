@@ -1,8 +1,15 @@
 /**
- * Container role `worker` (see main.ts): one import job (an upload or a URL load) run to the end
- * on an ECS Fargate task, started by RunTask from the imports family (adapters/aws/ecs-task-queue.ts):
+ * Container role `worker` (see main.ts): one import job (an upload or a URL load), or one long
+ * flow task, run to the end on an ECS Fargate task, started by RunTask from the imports family or
+ * the flow task worker (adapters/aws/ecs-task-queue.ts):
  *
  *   node index.mjs worker import <datasetId> <jobId>
+ *   node index.mjs worker flow-task <stagedKey>
+ *
+ * A long flow task (a task whose Timeout is longer than a function runs, see WORKER_TASK_KIND in
+ * statemachines/compile.ts) was staged by the task worker function with its task token; it runs
+ * here without a time limit (TaskWorker.runStagedTask), sending its state heartbeats, and ends the
+ * state's wait with its output or error (exit 1 when it failed).
  *
  * The same domain code as the import worker function (ImportService.run), with the worker task's
  * limits (WORKER_TASK_IMPORT_LIMITS: the spec's 30 minutes and 20 GiB for downloads) instead of a
@@ -15,7 +22,7 @@
 import { WORKER_TASK_IMPORT_LIMITS } from '../config.js';
 import { awsLogger, awsServices } from '../composition/aws.js';
 
-const USAGE = 'usage: worker import <datasetId> <jobId>';
+const USAGE = 'usage: worker import <datasetId> <jobId> | worker flow-task <stagedKey>';
 
 /** ECS sets this in every container of a task (Fargate platform 1.4+): task metadata, no credentials needed. */
 const METADATA_ENV = 'ECS_CONTAINER_METADATA_URI_V4';
@@ -36,6 +43,7 @@ export async function ownTaskArn(env: NodeJS.ProcessEnv = process.env): Promise<
 }
 
 export async function run(args: string[]): Promise<void> {
+  if (args[0] === 'flow-task' && args.length === 2 && args[1]) return runFlowTask(args[1]);
   const [kind, datasetId, jobId, ...rest] = args;
   if (kind !== 'import' || !datasetId || !jobId || rest.length > 0) throw new Error(USAGE);
   const worker = await ownTaskArn();
@@ -44,4 +52,14 @@ export async function run(args: string[]): Promise<void> {
   const status = await services.imports.run(datasetId, jobId, worker ? { worker } : {});
   awsLogger.info('worker: import ended', { datasetId, jobId, status: status ?? 'not runnable (already taken or ended)' });
   if (status === 'error') throw new Error(`import job ${jobId} of dataset ${datasetId} ended in error (the job's record says why)`);
+}
+
+async function runFlowTask(stagedKey: string): Promise<void> {
+  const services = await awsServices({ imports: WORKER_TASK_IMPORT_LIMITS });
+  const { runStagedTask } = services.flowRuntime;
+  if (!runStagedTask) throw new Error('this platform cannot run staged flow tasks');
+  awsLogger.info('worker: flow task started', { stagedKey });
+  const finished = await runStagedTask(stagedKey);
+  awsLogger.info('worker: flow task ended', { stagedKey, finished });
+  if (!finished) throw new Error('the flow task failed (its task instance says why)');
 }

@@ -37,8 +37,19 @@ export interface FlowExecutor {
    * (AWS: SendTaskSuccess / SendTaskFailure; embedded: the in-process wait holding that token). A
    * token nothing waits for any more (the execution ended, or it was released before) is ignored.
    */
-  release(taskToken: string, outcome: { output: Record<string, string> } | { error: string; cause: string }): Promise<void>;
+  release(taskToken: string, outcome: { output: Record<string, unknown> } | { error: string; cause: string }): Promise<void>;
+  /**
+   * Tells a task-token wait its task is still working (AWS: SendTaskHeartbeat), for a long task on
+   * the worker task; where waits have no heartbeat timeout there is nothing to tell.
+   */
+  heartbeat?(taskToken: string): Promise<void>;
 }
+
+/**
+ * What a long task's state sends the worker (see WORKER_TASK_KIND in statemachines/compile.ts):
+ * the task's invocation with its task token, as the Lambda integration's Payload.
+ */
+export type WorkerTaskInvocation = { Payload: TaskInvocation & { kind: 'onWorkerTask'; taskToken: string } };
 
 /** What the `upload.wait` state sends the worker (directly, or as the Lambda integration's Payload). */
 export type UploadWaitInvocation =
@@ -55,6 +66,12 @@ export interface FlowRuntimeHooks {
    * time); a task still working shortly before then fails, saying so, while its record can be
    * written. Absent: no limit (the embedded platform).
    */
-  runTask(invocation: TaskInvocation | UploadWaitInvocation, options?: { timeLeftMs?: number }): Promise<unknown>;
+  runTask(invocation: TaskInvocation | UploadWaitInvocation | WorkerTaskInvocation, options?: { timeLeftMs?: number }): Promise<unknown>;
+  /**
+   * Runs a long task the task worker staged for the worker task (`stagedKey` in the artifacts
+   * store), without a time limit, and ends its task-token wait with the output or the error.
+   * Resolves to whether the task finished.
+   */
+  runStagedTask?(stagedKey: string): Promise<boolean>;
   settle(runId: string, result: ExecutionResult): Promise<void>;
 }

@@ -14,4 +14,10 @@ export interface TaskQueue {
    * Only queues whose workers can be asked have it.
    */
   workerStopped?(worker: string): Promise<string | undefined>;
+  /**
+   * Starts a long flow task on the worker (AWS: the worker task), given the key of its staged
+   * invocation in the artifacts store. Queues without a worker for long tasks lack it: the task
+   * then runs where every task does.
+   */
+  enqueueFlowTask?(stagedKey: string): Promise<void>;
 }

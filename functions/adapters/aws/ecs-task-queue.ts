@@ -51,9 +51,9 @@ interface DescribeTasksOutput {
 }
 
 /**
- * Imports and URL loads on the worker task: one ECS Fargate RunTask per job, the task running
- * `worker import <datasetId> <jobId>` to the end (functions/containers/worker.ts), without
- * Lambda's 15 minutes. Small uploaded jobs and service loads go to `functions` (the import
+ * Imports, URL loads and long flow tasks on the worker task: one ECS Fargate RunTask per job or
+ * task, the task running `worker import <datasetId> <jobId>` or `worker flow-task <stagedKey>` to
+ * the end (functions/containers/worker.ts), without Lambda's 15 minutes. Small uploaded jobs and service loads go to `functions` (the import
  * worker function) as before. A RunTask that starts nothing throws, naming ECS's reason: the
  * caller (ImportService) ends the job in error.
  */
@@ -66,6 +66,15 @@ export class EcsTaskQueue implements TaskQueue {
 
   async enqueueImport(datasetId: string, jobId: string, hint: { bytes?: number } = {}): Promise<void> {
     if (this.functions && hint.bytes !== undefined && hint.bytes <= SMALL_IMPORT_BYTES) return this.functions.enqueueImport(datasetId, jobId, hint);
+    return this.runTask(`import-${jobId}`, ['import', datasetId, jobId]);
+  }
+
+  /** A long flow task: the worker task runs `worker flow-task <stagedKey>` (see TaskWorker.runStagedTask). */
+  enqueueFlowTask(stagedKey: string): Promise<void> {
+    return this.runTask(`flow-task-${stagedKey.split('/').pop()!.replace(/\.json$/, '')}`, ['flow-task', stagedKey]);
+  }
+
+  private async runTask(startedBy: string, args: string[]): Promise<void> {
     const { taskDefinition, container, command, subnets, securityGroups } = this.settings;
     if (!taskDefinition || !container || !command || !subnets || !securityGroups) throw new Error('this function may not start the worker task');
     let out: RunTaskOutput;
@@ -76,9 +85,9 @@ export class EcsTaskQueue implements TaskQueue {
         launchType: 'FARGATE',
         count: 1,
         // Letters, digits, - and _, at most 36: shows in the console and ListTasks.
-        startedBy: `import-${jobId}`.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 36),
+        startedBy: startedBy.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 36),
         networkConfiguration: { awsvpcConfiguration: { subnets, securityGroups, assignPublicIp: 'ENABLED' } },
-        overrides: { containerOverrides: [{ name: container, command: [...command, 'import', datasetId, jobId] }] },
+        overrides: { containerOverrides: [{ name: container, command: [...command, ...args] }] },
       });
     } catch (e) {
       throw new Error(`the worker task could not be started (${(e as Error).message})`);

@@ -6,6 +6,7 @@ import {
   DescribeExecutionCommand,
   DescribeStateMachineCommand,
   SendTaskFailureCommand,
+  SendTaskHeartbeatCommand,
   SendTaskSuccessCommand,
   StartExecutionCommand,
   StopExecutionCommand,
@@ -184,7 +185,7 @@ export class StepFunctionsExecutor implements FlowExecutor {
     }
   }
 
-  async release(taskToken: string, outcome: { output: Record<string, string> } | { error: string; cause: string }): Promise<void> {
+  async release(taskToken: string, outcome: { output: Record<string, unknown> } | { error: string; cause: string }): Promise<void> {
     try {
       if ('output' in outcome) await this.client.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(outcome.output) }));
       else await this.client.send(new SendTaskFailureCommand({ taskToken, error: outcome.error, cause: outcome.cause }));
@@ -193,6 +194,11 @@ export class StepFunctionsExecutor implements FlowExecutor {
       // A token already used (the outcome was delivered twice, see releaseWaiting) is as good as done.
       if (!['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken'].includes(errorName(e) ?? '')) throw e;
     }
+  }
+
+  /** A long task on the worker task is still working (its state's HeartbeatSeconds start again). */
+  async heartbeat(taskToken: string): Promise<void> {
+    await this.client.send(new SendTaskHeartbeatCommand({ taskToken }));
   }
 
   /** Same partition, region and account as the task worker (both belong to this deployment). */

@@ -20,7 +20,7 @@ const CLOSE_WAIT_MS = 10_000;
  */
 const inProcessTaskToken = (runId: string) => `in-process:${runId}`;
 
-type Wait = { resolve: (output: Record<string, string>) => void; reject: (error: Error) => void };
+type Wait = { resolve: (output: Record<string, unknown>) => void; reject: (error: Error) => void };
 
 type Execution = ReturnType<StateMachine['run']>;
 
@@ -93,8 +93,8 @@ export class LocalFlowExecutor implements FlowExecutor {
    * the run and may release it at once), then the state waits until the token is released. The
    * wait is registered first, so a release during the worker's call finds it.
    */
-  private async waitForRelease(token: string, invokeWorker: () => Promise<unknown>): Promise<Record<string, string>> {
-    const released = new Promise<Record<string, string>>((resolve, reject) => this.waits.set(token, { resolve, reject }));
+  private async waitForRelease(token: string, invokeWorker: () => Promise<unknown>): Promise<Record<string, unknown>> {
+    const released = new Promise<Record<string, unknown>>((resolve, reject) => this.waits.set(token, { resolve, reject }));
     try {
       await invokeWorker();
     } catch (e) {
@@ -131,7 +131,7 @@ export class LocalFlowExecutor implements FlowExecutor {
     this.machines.delete(executable);
   }
 
-  async release(taskToken: string, outcome: { output: Record<string, string> } | { error: string; cause: string }): Promise<void> {
+  async release(taskToken: string, outcome: { output: Record<string, unknown> } | { error: string; cause: string }): Promise<void> {
     const wait = this.waits.get(taskToken);
     // The execution ended meanwhile, or the token was released before: nothing waits any more.
     if (!wait) return;

@@ -6,9 +6,26 @@ import { describe, expect, it } from 'vitest';
 import type { FlowDefinition } from '../../../functions/domain/flows/blueprints/model.js';
 import { FlowValidationError } from '../../../functions/domain/flows/blueprints/problems.js';
 import type { AslDefinition, AslState } from '../../../statemachines/asl.js';
-import { compileFlow, LAMBDA_SERVICE_ERRORS, MAX_BRANCHES, MAX_STATE_NAME, parallelName, TASK_WORKER_PLACEHOLDER, UPLOAD_STATES, WAIT_FOR_UPLOAD_RESOURCE, START_STATE } from '../../../statemachines/compile.js';
+import {
+  compileFlow,
+  FUNCTION_TASK_SECONDS,
+  LAMBDA_SERVICE_ERRORS,
+  MAX_BRANCHES,
+  MAX_STATE_NAME,
+  parallelName,
+  TASK_WORKER_PLACEHOLDER,
+  UPLOAD_STATES,
+  WAIT_FOR_UPLOAD_RESOURCE,
+  START_STATE,
+  WORKER_TASK_HEARTBEAT_SECONDS,
+  WORKER_TASK_KIND,
+} from '../../../statemachines/compile.js';
 import { taskStates } from '../../../statemachines/local.js';
 import { deployable, fixtureNames, loadFixture, TASK_WORKER_ARN, validateAsl } from './helpers.js';
+
+/** A long task's state: it hands the task to the worker task (WORKER_TASK_KIND). */
+const onWorkerTask = (state: AslState): boolean =>
+  state.Type === 'Task' && (state.Parameters.Payload as { kind?: unknown } | undefined)?.kind === WORKER_TASK_KIND;
 
 /** Every state, in every branch, with its name. */
 function allStates(definition: AslDefinition): [string, AslState][] {
@@ -55,7 +72,7 @@ describe('compiled fixtures', () => {
     expect(JSON.stringify(asl)).not.toContain('${');
     for (const [name, state] of taskStates(asl)) {
       const task = state as { Resource: string; Parameters: { FunctionName?: string } };
-      if (name === UPLOAD_STATES.wait) {
+      if (name === UPLOAD_STATES.wait || onWorkerTask(state)) {
         expect(task.Resource).toBe(WAIT_FOR_UPLOAD_RESOURCE);
         expect(task.Parameters.FunctionName).toBe(TASK_WORKER_ARN);
       } else expect(task.Resource).toBe(TASK_WORKER_ARN);
@@ -76,8 +93,15 @@ describe('compiled fixtures', () => {
     for (const [stateName, state] of tasks) {
       if (state.Type !== 'Task') throw new Error('not a task');
       const task = flow.tasks.find((t) => t.id === stateName)!;
-      expect(state.Resource).toBe(TASK_WORKER_PLACEHOLDER);
-      expect(state.Parameters).toMatchObject({ taskId: task.id, type: task.type, label: task.label, settings: task.settings, 'state.$': '$' });
+      if (onWorkerTask(state)) {
+        // A long task: the same invocation, through the task-token integration (see the long-task tests).
+        expect(state.Resource).toBe(WAIT_FOR_UPLOAD_RESOURCE);
+        expect(state.Parameters.FunctionName).toBe(TASK_WORKER_PLACEHOLDER);
+        expect(state.Parameters.Payload).toMatchObject({ taskId: task.id, type: task.type, label: task.label, settings: task.settings, 'state.$': '$' });
+      } else {
+        expect(state.Resource).toBe(TASK_WORKER_PLACEHOLDER);
+        expect(state.Parameters).toMatchObject({ taskId: task.id, type: task.type, label: task.label, settings: task.settings, 'state.$': '$' });
+      }
       expect(state.TimeoutSeconds).toBe(task.timeoutSeconds);
       expect(state.Catch!.map((c) => c.ErrorEquals[0])).toEqual(
         task.timeoutSeconds ? ['States.Timeout', 'States.ALL'] : ['States.ALL'],
@@ -99,7 +123,7 @@ describe('compiled fixtures', () => {
     }
   });
 
-  it.each(fixtureNames())('%s: state names are unique and at most 80 characters; no JSONata or Assign; one task-token wait', (name) => {
+  it.each(fixtureNames())('%s: state names are unique and at most 80 characters; no JSONata or Assign; task-token waits only for the upload and long tasks', (name) => {
     const asl = compileFlow(loadFixture(name));
     const names = allStates(asl).map(([n]) => n);
     expect(new Set(names).size).toBe(names.length);
@@ -108,8 +132,10 @@ describe('compiled fixtures', () => {
     for (const banned of ['QueryLanguage', 'Assign', 'JSONata', '{%']) {
       expect(text).not.toContain(banned);
     }
-    // Only a data upload hook's wait uses a task token, and only runs that ask for it enter it.
-    expect(text.split('waitForTaskToken').length - 1).toBe(1);
+    // A data upload hook's wait uses a task token (only runs that ask for it enter it), and so
+    // does each long task (handed to the worker task).
+    const longTasks = allStates(asl).filter(([, s]) => onWorkerTask(s)).length;
+    expect(text.split('waitForTaskToken').length - 1).toBe(1 + longTasks);
     expect(asl.States[START_STATE]).toMatchObject({ Next: UPLOAD_STATES.check });
     expect(asl.States[UPLOAD_STATES.none]).toMatchObject({ Type: 'Fail', Error: 'Flow.aborted' });
   });
@@ -216,10 +242,52 @@ describe('compiler behaviour', () => {
     expect(asl.States['pause.wait']).toEqual({ Type: 'Wait', SecondsPath: '$.tasks.pause.output.seconds', Next: 'ping' });
   });
 
+  it(`a task of a type that may run long, with a Timeout over ${FUNCTION_TASK_SECONDS} s, hands itself to the worker task through a task-token wait with heartbeats; shorter or other tasks stay on the function`, () => {
+    const flow = graphFlow(['a'], []);
+    const task = (id: string, type: string, settings: Record<string, unknown>, timeoutSeconds?: number) => ({ id, label: id, type, settings, ...(timeoutSeconds ? { timeoutSeconds } : {}) });
+    const load = { url: 'https://example.org/big.nt.gz', dataset: { account: 'a', dataset: 'd' } };
+    const definition: FlowDefinition = {
+      ...flow,
+      tasks: [
+        task('long', 'loadFromUrl', load, FUNCTION_TASK_SECONDS + 1),
+        task('edge', 'loadFromUrl', load, FUNCTION_TASK_SECONDS),
+        task('untimed', 'loadFromUrl', load),
+        task('nap', 'wait', { seconds: 10 }, 86_400),
+      ] as FlowDefinition['tasks'],
+      connections: [
+        { from: 'long', to: 'edge' },
+        { from: 'edge', to: 'untimed' },
+        { from: 'untimed', to: 'nap' },
+      ],
+    };
+    const asl = compileFlow(definition);
+    expect(asl.States.long).toMatchObject({
+      Type: 'Task',
+      Resource: WAIT_FOR_UPLOAD_RESOURCE,
+      Parameters: {
+        FunctionName: TASK_WORKER_PLACEHOLDER,
+        Payload: { kind: WORKER_TASK_KIND, 'taskToken.$': '$$.Task.Token', taskId: 'long', type: 'loadFromUrl', settings: load, timeoutSeconds: FUNCTION_TASK_SECONDS + 1, 'state.$': '$' },
+      },
+      TimeoutSeconds: FUNCTION_TASK_SECONDS + 1,
+      HeartbeatSeconds: WORKER_TASK_HEARTBEAT_SECONDS,
+      ResultPath: '$.tasks.long',
+      Next: 'edge',
+    });
+    // Its outcome is read as any task's: the same record, timeout and failure states.
+    expect((asl.States.long as { Catch: { Next: string }[] }).Catch.map((c) => c.Next)).toEqual(['long.timeout', 'long.failed']);
+    for (const name of ['edge', 'untimed', 'nap']) {
+      const state = asl.States[name] as { Resource: string; HeartbeatSeconds?: number };
+      expect(state.Resource, name).toBe(TASK_WORKER_PLACEHOLDER);
+      expect(state.HeartbeatSeconds, name).toBeUndefined();
+    }
+    expect(validateAsl(deployable(definition)).errors).toEqual([]);
+  });
+
   it('passes each task the Set variables tasks before it, in dependency order', () => {
     const asl = compileFlow(loadFixture('full-example'));
-    const map = taskStates(asl).find(([n]) => n === 'map')![1] as { Parameters: Record<string, unknown> };
-    expect(map.Parameters.variableSources).toEqual(['pickTarget']);
+    // `map` runs long (on the worker task): its invocation is the integration's Payload.
+    const map = taskStates(asl).find(([n]) => n === 'map')![1] as unknown as { Parameters: { Payload: Record<string, unknown> } };
+    expect(map.Parameters.Payload.variableSources).toEqual(['pickTarget']);
     const load = taskStates(asl).find(([n]) => n === 'load')![1] as { Parameters: Record<string, unknown> };
     expect(load.Parameters.variableSources).toBeUndefined();
   });

@@ -69,6 +69,8 @@ export async function runLocally(
   const validationOptions = validate ? { checkArn: true, checkPaths: true } : { noValidate: true };
   const machine = new StateMachine(definition as never, { validationOptions });
   const execution = machine.run({ run: { id: 'run-1', flowId: flow.id }, variables } as never, {
+    // As the executors run it: task-token states (an upload wait, a long task) read $$.Task.Token.
+    context: { Task: { Token: 'local-task-token' } } as never,
     overrides: {
       taskResourceLocalHandlers: localTaskHandlers(definition, (invocation, name) => {
         calls.push(invocation.taskId);

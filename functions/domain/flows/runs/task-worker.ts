@@ -4,9 +4,9 @@
  * instance's status, log (masked) and artifacts, and answers the data upload hook's wait state.
  */
 import { Readable } from 'node:stream';
-import { WAIT_FOR_UPLOAD_KIND } from '../../../../statemachines/compile.js';
+import { WAIT_FOR_UPLOAD_KIND, WORKER_TASK_HEARTBEAT_SECONDS, WORKER_TASK_KIND } from '../../../../statemachines/compile.js';
 import type { TaskInvocation } from '../../../../statemachines/local.js';
-import type { ExecutionInput, UploadWaitInvocation } from '../../../ports/flow-executor.js';
+import type { ExecutionInput, UploadWaitInvocation, WorkerTaskInvocation } from '../../../ports/flow-executor.js';
 import type { FlowService } from '../blueprints/blueprint-service.js';
 import { findVariableReferences, effectiveVariables } from '../blueprints/variables.js';
 import { secretMask } from '../masking.js';
@@ -21,6 +21,8 @@ import type { UploadWaits } from './upload-wait.js';
 import { requireApiUrl } from './api-url.js';
 import { cutText, storedOutput, TaskLog, TASK_LOG_LIMITS } from './task-log.js';
 
+/** A long task on the worker task tells its state it still works this often (a fifth of what the state allows). */
+const HEARTBEAT_EVERY_MS = (WORKER_TASK_HEARTBEAT_SECONDS * 1000) / 5;
 /** How long a task works before it is recorded as running (quicker ones are written once). */
 const RUNNING_WRITE_DELAY_MS = 20;
 /** Task logs stay small (they are stored with the task instance): see task-log.ts. */
@@ -35,7 +37,7 @@ export class TaskWorker {
     private readonly taskServices: TaskServices,
   ) {}
 
-  async runTask(invocation: TaskInvocation | UploadWaitInvocation, options: { timeLeftMs?: number } = {}): Promise<unknown> {
+  async runTask(invocation: TaskInvocation | UploadWaitInvocation | WorkerTaskInvocation, options: { timeLeftMs?: number } = {}): Promise<unknown> {
     // The `upload.wait` state invokes the worker through the task-token integration: the token is
     // recorded and the worker returns (the executor keeps the execution waiting for its release).
     const payload = 'Payload' in invocation ? invocation.Payload : 'kind' in invocation ? invocation : undefined;
@@ -43,7 +45,69 @@ export class TaskWorker {
       await this.uploadWaits.tokenReceived(String(payload.runId), String(payload.taskToken));
       return {};
     }
+    if (payload?.kind === WORKER_TASK_KIND) return this.handOff(payload as WorkerTaskInvocation['Payload'], options.timeLeftMs);
     return this.runFlowTask(invocation as TaskInvocation, options.timeLeftMs);
+  }
+
+  /**
+   * A long task (its Timeout is longer than a function runs, see WORKER_TASK_KIND): where the task
+   * queue has a worker for long tasks (AWS: the worker task), its invocation and task token are
+   * staged in the artifacts store and that worker is started; the state waits for the token.
+   * Elsewhere (the embedded platform) it runs here, as every task does, and its output is the
+   * state's result.
+   */
+  private async handOff(payload: WorkerTaskInvocation['Payload'], timeLeftMs?: number): Promise<unknown> {
+    const { kind: _kind, taskToken, ...task } = payload;
+    const enqueue = this.platform.tasks.enqueueFlowTask?.bind(this.platform.tasks);
+    if (!enqueue) return this.runFlowTask(task, timeLeftMs);
+    const runId = String((task.state.run as { id?: unknown } | undefined)?.id ?? '');
+    const stagedKey = `flows/runs/${runId}/worker-tasks/${task.taskId}-${this.platform.ids.newId()}.json`;
+    await this.platform.blobs.artifacts.put(stagedKey, Readable.from([Buffer.from(JSON.stringify({ invocation: task, taskToken }), 'utf8')]), { contentType: 'application/json' });
+    try {
+      await enqueue(stagedKey);
+    } catch (e) {
+      await this.platform.blobs.artifacts.delete(stagedKey).catch(() => {});
+      throw new TaskFailure(`The task could not be started on the worker task: ${(e as Error).message}`);
+    }
+    return {};
+  }
+
+  /**
+   * The worker task's side of a long task (see handOff): runs the staged task without a time
+   * limit, sending a heartbeat every HEARTBEAT_EVERY_MS, then ends the state's wait with the
+   * task's output or its (masked) error, as the task worker function's answer would.
+   */
+  async runStagedTask(stagedKey: string): Promise<boolean> {
+    const body = await this.platform.blobs.artifacts.get(stagedKey);
+    if (!body) throw new Error(`The staged task ${stagedKey} does not exist (it ran already, or its run was removed).`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(Buffer.from(chunk as Uint8Array));
+    const { invocation, taskToken } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { invocation: TaskInvocation; taskToken: string };
+    const executor = this.platform.flowExecutor;
+    let stopped = false;
+    let cancel = () => {};
+    const beat = () => {
+      cancel = this.platform.clock.after(HEARTBEAT_EVERY_MS, () => {
+        if (stopped) return;
+        executor.heartbeat?.(taskToken).catch((e: unknown) => this.platform.logger.warn('a long task\'s heartbeat failed', { taskId: invocation.taskId, error: (e as Error).message }));
+        beat();
+      });
+    };
+    if (executor.heartbeat) beat();
+    try {
+      const output = await this.runFlowTask(invocation);
+      await executor.release(taskToken, { output: output as Record<string, unknown> });
+      return true;
+    } catch (e) {
+      // As Step Functions reports a function's error: its type, and a Cause with its message.
+      const errorMessage = (e as Error)?.message ?? String(e);
+      await executor.release(taskToken, { error: 'TaskFailure', cause: JSON.stringify({ errorType: 'TaskFailure', errorMessage }) });
+      return false;
+    } finally {
+      stopped = true;
+      cancel();
+      await this.platform.blobs.artifacts.delete(stagedKey).catch(() => {});
+    }
   }
 
   private async runFlowTask(invocation: TaskInvocation, timeLeftMs?: number): Promise<unknown> {

@@ -31,6 +31,7 @@ export const loadFromUrl: TaskTypeDefinition = {
   type: 'loadFromUrl',
   title: 'Load from URL',
   kind: 'data',
+  mayRunLong: true,
   check(s, ctx) {
     httpUrl(s, 'url', ctx);
     datasetRef(s, 'dataset', true);

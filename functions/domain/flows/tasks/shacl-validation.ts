@@ -73,6 +73,7 @@ export const shaclValidation: TaskTypeDefinition = {
   type: 'shaclValidation',
   title: 'SHACL validation',
   kind: 'data',
+  mayRunLong: true,
   check(s, ctx) {
     datasetRef(s, 'dataset', true);
     s.text('graph', { what: 'the graph to validate (an IRI)' });

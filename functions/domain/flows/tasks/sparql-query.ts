@@ -17,6 +17,7 @@ export const sparqlQuery: TaskTypeDefinition = {
   type: 'sparqlQuery',
   title: 'SPARQL query',
   kind: 'data',
+  mayRunLong: true,
   check(s, ctx) {
     const text = sparqlSource(s, 'query', ctx);
     // A saved query may name its own dataset; inline SPARQL needs one.

@@ -10,6 +10,7 @@ export const sparqlUpdate: TaskTypeDefinition = {
   type: 'sparqlUpdate',
   title: 'SPARQL update',
   kind: 'data',
+  mayRunLong: true,
   check(s, ctx) {
     const text = sparqlSource(s, 'update', ctx);
     datasetRef(s, 'dataset', true);

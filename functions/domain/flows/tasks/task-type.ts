@@ -12,6 +12,13 @@ export interface TaskTypeDefinition {
   /** The name shown in the console. */
   title: string;
   kind: 'control' | 'data';
+  /**
+   * The work can outlast one function invocation (a big download, query, update or validation).
+   * A task of such a type whose Timeout is longer than a function may run (FUNCTION_TASK_SECONDS in
+   * statemachines/compile.ts) runs on the worker task on AWS (see README "Long tasks"); anywhere
+   * else, and with a shorter Timeout, it runs where every task does.
+   */
+  mayRunLong?: true;
   /** Checks the settings when the flow is saved; problems go to `ctx`. */
   check(settings: SettingsReader, ctx: CheckContext): void;
   /** Does the task's work; what it returns is the task's output. */
