@@ -9,6 +9,8 @@ export interface RunningPlatform {
   adminToken: string;
   adminPassword: string;
   pid: number;
+  /** The platform's data directory (DATA_DIR). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -26,13 +28,13 @@ const freePort = () =>
  * Starts `npm start`'s entry point (bin/local.ts) in its own process, so the load generator and
  * the platform do not share an event loop.
  */
-export async function startPlatformProcess(): Promise<RunningPlatform> {
+export async function startPlatformProcess(options: { env?: Record<string, string> } = {}): Promise<RunningPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ldp-bench-'));
   const port = await freePort();
   const root = resolve(import.meta.dirname, '../..');
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin/local.ts')], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-admin-password' },
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench-admin-password', ...options.env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((ok, fail) => {
@@ -54,6 +56,7 @@ export async function startPlatformProcess(): Promise<RunningPlatform> {
     adminToken,
     adminPassword: 'bench-admin-password',
     pid: child.pid!,
+    dataDir,
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

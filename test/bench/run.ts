@@ -5,7 +5,8 @@
  * service next to in-process oxigraph (sparql.ts) and saved-query runs next to the same page sent
  * straight to the service (saved-queries.ts), then flow runs next to the bare executor (flows.ts),
  * on the same platform process. Prints figures; asserts nothing. `BENCH_ONLY=flows,sparql` runs only
- * the named parts (requests, import-export, sparql, flows).
+ * the named parts (requests, import-export, sparql, virtuoso, flows). `virtuoso`: `virtuoso` services
+ * on virtuoso-t (VIRTUOSO_HOSTS) next to Virtuoso queried directly and the embedded engine (virtuoso.ts).
  */
 import { startPlatformProcess } from './embedded-server.js';
 import { benchImportExport } from './import-export.js';
@@ -13,6 +14,7 @@ import { formatLoad, load, rssMiB } from './load.js';
 import { benchSavedQueries } from './saved-queries.js';
 import { benchSparql } from './sparql.js';
 import { benchFlows, benchHookLatency } from './flows.js';
+import { benchVirtuoso } from './virtuoso.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
 const CONCURRENCY = 16;
@@ -61,6 +63,12 @@ try {
     } finally {
       await sparql.close();
     }
+  }
+
+  if (part('virtuoso')) {
+    // Its own platform process (with VIRTUOSO_HOSTS); skips loudly without virtuoso-t.
+    console.log('');
+    await benchVirtuoso();
   }
 
   if (part('flows')) {

@@ -56,7 +56,7 @@ const LINK_PREDICATES = new Set(
 );
 
 /** generate.ts's N-Triples as N-Quads in the two graphs, streamed line by line. */
-async function writeNQuads(ntriples: string, nquads: string): Promise<{ descriptions: number; links: number; bytes: number }> {
+export async function writeNQuads(ntriples: string, nquads: string): Promise<{ descriptions: number; links: number; bytes: number }> {
   const out = createWriteStream(nquads);
   const descriptionsSuffix = ` <${GRAPH_DESCRIPTIONS}> .`;
   const linksSuffix = ` <${GRAPH_LINKS}> .`;
@@ -84,7 +84,7 @@ async function writeNQuads(ntriples: string, nquads: string): Promise<{ descript
   return { descriptions, links, bytes: (await stat(nquads)).size };
 }
 
-interface BenchQuery {
+export interface BenchQuery {
   name: string;
   text: string;
   construct?: boolean;
@@ -111,6 +111,36 @@ function answerShape(body: string, construct: boolean): string {
   if (construct) return `${oxigraph.parse(body, { format: 'text/turtle' }).length} triples`;
   const json = JSON.parse(body);
   return 'boolean' in json ? `ASK ${json.boolean}` : `${json.results.bindings.length} rows`;
+}
+
+/**
+ * The bench's queries (without PREFIXES) about one person (`person`: an IRI in angle brackets,
+ * `label`: its English label as a JSON string), chosen from the data; the virtuoso bench runs them too.
+ */
+export function benchQueries(person: string, label: string): BenchQuery[] {
+  return [
+    { name: 'lookup: one subject', text: `SELECT ?p ?o WHERE { ${person} ?p ?o }` },
+    { name: 'lookup by literal', text: `SELECT ?s WHERE { ?s rdfs:label ${label}@en }` },
+    { name: 'two hops across graphs', text: `SELECT ?friend ?name ?date WHERE { ${person} schema:knows ?friend . ?friend schema:name ?name . OPTIONAL { ?friend schema:dateModified ?date } }` },
+    {
+      name: 'star join + FILTER',
+      text: `SELECT ?s ?name ?birth ?height WHERE { ?s a schema:Person ; schema:name ?name ; schema:birthDate ?birth ; schema:height ?height . FILTER(?height > 390 && ?birth >= "2000-01-01"^^xsd:date) }`,
+    },
+    {
+      name: 'OPTIONAL',
+      text: `SELECT ?org ?name ?url ?city WHERE { ?org schema:numberOfEmployees ?n ; schema:name ?name . FILTER(?n > 4900) OPTIONAL { ?org schema:url ?url } OPTIONAL { ?org schema:address/schema:addressLocality ?city } }`,
+    },
+    { name: 'GROUP BY', text: `SELECT ?type (COUNT(?s) AS ?n) WHERE { ?s a ?type } GROUP BY ?type ORDER BY DESC(?n)` },
+    { name: 'ORDER BY LIMIT', text: `SELECT ?book ?title ?modified WHERE { ?book a schema:Book ; schema:name ?title ; schema:dateModified ?modified } ORDER BY DESC(?modified) LIMIT 10` },
+    {
+      name: 'CONSTRUCT',
+      construct: true,
+      text: `CONSTRUCT { ?org rdfs:label ?name ; schema:address ?a . ?a schema:addressLocality ?city ; schema:postalCode ?pc } WHERE { ?org a schema:Organization ; schema:name ?name ; schema:address ?a . ?a schema:addressLocality ?city ; schema:postalCode ?pc }`,
+    },
+    { name: 'GRAPH ?g lookup', text: `SELECT ?g ?p ?o WHERE { GRAPH ?g { ${person} ?p ?o } }` },
+    { name: 'GRAPH ?g count (full scan)', text: `SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g` },
+    { name: 'ASK', text: `ASK { ?s schema:knows ?x . ?x a schema:Organization ; schema:address ?a }` },
+  ];
 }
 
 export interface SparqlOptions {
@@ -209,29 +239,7 @@ export async function benchSparql(platform: RunningPlatform, options: SparqlOpti
     const person = `<${pick[0]!.get('s')!.value}>`;
     const label = JSON.stringify(pick[0]!.get('label')!.value);
 
-    const queries: BenchQuery[] = [
-      { name: 'lookup: one subject', text: `SELECT ?p ?o WHERE { ${person} ?p ?o }` },
-      { name: 'lookup by literal', text: `SELECT ?s WHERE { ?s rdfs:label ${label}@en }` },
-      { name: 'two hops across graphs', text: `SELECT ?friend ?name ?date WHERE { ${person} schema:knows ?friend . ?friend schema:name ?name . OPTIONAL { ?friend schema:dateModified ?date } }` },
-      {
-        name: 'star join + FILTER',
-        text: `SELECT ?s ?name ?birth ?height WHERE { ?s a schema:Person ; schema:name ?name ; schema:birthDate ?birth ; schema:height ?height . FILTER(?height > 390 && ?birth >= "2000-01-01"^^xsd:date) }`,
-      },
-      {
-        name: 'OPTIONAL',
-        text: `SELECT ?org ?name ?url ?city WHERE { ?org schema:numberOfEmployees ?n ; schema:name ?name . FILTER(?n > 4900) OPTIONAL { ?org schema:url ?url } OPTIONAL { ?org schema:address/schema:addressLocality ?city } }`,
-      },
-      { name: 'GROUP BY', text: `SELECT ?type (COUNT(?s) AS ?n) WHERE { ?s a ?type } GROUP BY ?type ORDER BY DESC(?n)` },
-      { name: 'ORDER BY LIMIT', text: `SELECT ?book ?title ?modified WHERE { ?book a schema:Book ; schema:name ?title ; schema:dateModified ?modified } ORDER BY DESC(?modified) LIMIT 10` },
-      {
-        name: 'CONSTRUCT',
-        construct: true,
-        text: `CONSTRUCT { ?org rdfs:label ?name ; schema:address ?a . ?a schema:addressLocality ?city ; schema:postalCode ?pc } WHERE { ?org a schema:Organization ; schema:name ?name ; schema:address ?a . ?a schema:addressLocality ?city ; schema:postalCode ?pc }`,
-      },
-      { name: 'GRAPH ?g lookup', text: `SELECT ?g ?p ?o WHERE { GRAPH ?g { ${person} ?p ?o } }` },
-      { name: 'GRAPH ?g count (full scan)', text: `SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g` },
-      { name: 'ASK', text: `ASK { ?s schema:knows ?x . ?x a schema:Organization ; schema:address ?a }` },
-    ];
+    const queries = benchQueries(person, label);
 
     log(
       `# queries: sequential, anonymous, one keep-alive connection; HTTP = request → last byte (SPARQL JSON; Turtle for CONSTRUCT); ` +
