@@ -68,10 +68,17 @@ export const CONTAINERS = {
     port: NODE_CONTAINER_PORT,
     desiredCount: 2,
   },
-  /** One import job or URL load run to the end (RunTask; no 15-minute limit). */
+  /**
+   * One import job or URL load, or one long flow task, run to the end (RunTask; no 15-minute
+   * limit; functions/containers/worker.ts). Imports: the table, the data bucket (graphs), the
+   * uploads bucket (the job's files), upload events. Long flow tasks (Load from URL, SPARQL query
+   * and update, SHACL validation): also the artifacts bucket (the staged task, its artifacts) and
+   * the task token's release and heartbeat. 1 vCPU, 4 GiB: parsing is one thread; memory holds
+   * the parser's batches and, for a SPARQL task, the engine's snapshot.
+   */
   worker: {
     role: 'worker',
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true },
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', uploadEvents: true, flowExecutions: ['release', 'heartbeat'] },
     cpu: 1024,
     memoryMb: 4096,
   },

@@ -21,7 +21,7 @@ export type BucketAccess = Access | 'delete';
  * FlowExecutor methods it calls (functions/adapters/aws/step-functions-executor.ts). Each grants
  * exactly the actions that method sends, scoped to the flows' name prefix.
  */
-export type FlowExecutionUse = 'prepare' | 'start' | 'abort' | 'result' | 'status' | 'discard' | 'release';
+export type FlowExecutionUse = 'prepare' | 'start' | 'abort' | 'result' | 'status' | 'discard' | 'release' | 'heartbeat';
 
 export interface FamilySpec {
   /**
@@ -36,7 +36,8 @@ export interface FamilySpec {
     /**
      * The FlowExecutor methods it calls: 'prepare' creates state machines (and passes their role),
      * 'start' starts executions, 'abort' stops them, 'result' and 'status' read how one ended, 'discard'
-     * deletes state machines, 'release' ends a task-token wait. Any of them sets the flows env.
+     * deletes state machines, 'release' ends a task-token wait, 'heartbeat' tells a wait its long task
+     * still works (the worker task). Any of them sets the flows env.
      */
     flowExecutions?: readonly FlowExecutionUse[];
     /**
@@ -83,7 +84,8 @@ export const FAMILIES = {
   accounts: { grants: { table: 'RW', dataBucket: 'delete', flowExecutions: ['discard'], flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
   // workerTask: imports and URL loads past a function's 15 minutes run on the worker task.
-  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, workerTask: 'run' }, memoryMb: 2048, timeoutSeconds: 30 },
+  // tusUploads: starting a job refuses while one of its uploads (kept by the upload host) is half done.
+  imports: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, workerTask: 'run', tusUploads: true }, memoryMb: 2048, timeoutSeconds: 30 },
   graphs: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   exports: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
@@ -338,7 +340,8 @@ export const WORKERS = {
     handler: 'flow-task-worker',
     // release: the upload wait's task token, when the upload ended before the wait began.
     // serviceHosts: the service action stops or restarts a service's host (its start goes through the import worker).
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', flowExecutions: ['release'], mail: true, serviceHosts: 'manage' },
+    // workerTask: a long task (Timeout past a function's 15 minutes) is staged and run on the worker task.
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', flowExecutions: ['release'], mail: true, serviceHosts: 'manage', workerTask: 'run' },
     memoryMb: 3008,
     timeoutSeconds: 900,
     invokedBy: [],

@@ -361,6 +361,7 @@ export const FLOW_EXECUTION_ACTIONS = {
   status: { executions: ['states:DescribeExecution'] },
   discard: { stateMachines: ['states:DeleteStateMachine'] },
   release: { any: FLOW_TASK_TOKEN_ACTIONS },
+  heartbeat: { any: ['states:SendTaskHeartbeat'] },
 } as const satisfies Record<FlowExecutionUse, { stateMachines?: readonly string[]; executions?: readonly string[]; any?: readonly string[] }>;
 
 /**

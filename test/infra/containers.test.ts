@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTAINERS, NODE_CONTAINER_PORT, type ContainerSpec } from '../../functions/containers/container-table.js';
@@ -273,6 +274,8 @@ describe('container bundle', () => {
         },
         mailFrom: 'no-reply@example.org',
       },
+      // The worker task ends long flow tasks' task-token waits (flowExecutions).
+      flows: { prefix: 'test-flow', role: new Role(stack, 'FlowRole', { assumedBy: new ServicePrincipal('states.amazonaws.com') }) },
       environment: {},
     });
     platform.nodeTaskDefinition(stack, 'WorkerTask', 'worker');

@@ -38,8 +38,9 @@ function workerTaskEnv(fnId: string): Record<string, unknown> {
 }
 
 describe('the worker task', () => {
-  it('the table says who starts it (imports) and who asks about it (the watchdog); no other function may start it or is told it', () => {
+  it('the table says who starts it (imports, the flow task worker) and who asks about it (the watchdog); no other function may start it or is told it', () => {
     expect(FAMILIES.imports.grants.workerTask).toBe('run');
+    expect(WORKERS.flowTaskWorker.grants.workerTask).toBe('run');
     expect(WORKERS.watchdog.grants.workerTask).toBe('describe');
     for (const d of DECLARED) {
       const id = logicalId(d.fn());
@@ -49,11 +50,12 @@ describe('the worker task', () => {
     }
   });
 
-  it('imports may RunTask exactly the worker task definition in the cluster and pass exactly its two roles to ECS', () => {
-    const id = logicalId(stateless.functions.imports);
+  it.each(['imports', 'flowTaskWorker'])('%s may RunTask exactly the worker task definition in the cluster and pass exactly its two roles to ECS', (name) => {
+    const id = logicalId(name === 'imports' ? stateless.functions.imports : stateless.workers.flowTaskWorker);
     const taskDefId = logicalId(stateless.workerTask.taskDefinition);
     const clusterId = logicalId(stateless.containers.cluster);
-    const statements = ecsStatements(id);
+    // Only the statements about the worker task (the flow task worker also manages SPARQL hosts).
+    const statements = workerTaskStatements(id);
     expect(statements.map((s) => asArray(s.Action)).sort()).toEqual([['ecs:RunTask'], ['iam:PassRole']]);
     const runTask = statements.find((s) => asArray(s.Action).includes('ecs:RunTask'))! as Statement & { Condition: any };
     expect(asArray(runTask.Resource).map(render)).toEqual([`{${taskDefId}}`]);
@@ -80,6 +82,17 @@ describe('the worker task', () => {
     expect(() => workerTaskSettings(JSON.stringify(env))).not.toThrow();
     // The import worker function is still told too: small uploads and service loads stay there.
     expect(envOf(id)[ENV.importWorkerFunctionName]).toBeDefined();
+  });
+
+  it('long flow tasks: the worker task may end and heartbeat task-token waits (SendTaskSuccess/Failure/Heartbeat) and read and write artifacts', () => {
+    expect(CONTAINERS.worker.grants).toMatchObject({ artifactsBucket: 'RW', flowExecutions: ['release', 'heartbeat'] });
+    const roleId = logicalId(stateless.workerTask.taskRole);
+    const actions = Object.values(slResources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && asArray(r.Properties.Roles).some((x: any) => x.Ref === roleId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[])
+      .flatMap((s) => asArray(s.Action) as string[])
+      .filter((a) => a.startsWith('states:'));
+    expect(actions.sort()).toEqual(['states:SendTaskFailure', 'states:SendTaskHeartbeat', 'states:SendTaskSuccess']);
   });
 
   it('the task definition runs the worker role with the container table\'s size and grants nothing ECS', () => {
