@@ -88,10 +88,50 @@ describe.skipIf(!found)('virtuoso services on their own virtuoso-t (embedded)', 
     const stopped = await p.request('GET', `${endpoint}?query=${encodeURIComponent('ASK {}')}`, { headers: { accept: 'application/sparql-results+json' } });
     expect(stopped.status).toBe(503);
 
+    // A sync whose load fails keeps the old host serving: one blank node shared by two graphs with
+    // 3000 statements is sent whole in one INSERT..WHERE, which Virtuoso refuses above about 1000.
+    await p.request('POST', '/datasets/alice/hosted/services/fast', { token: alice, body: { start: true } });
+    expect((await waitForService(p, alice, 'alice/hosted', 'fast')).status).toBe('running');
+    const serving = await hostsBecome(1);
+    const shared = Array.from({ length: 3000 }, (_, i) => `_:shared <https://e/v> "${i}" <https://e/g${i % 2 ? 4 : 5}> .`).join('\n');
+    const sharedJob = await importFiles(p, alice, 'alice/hosted', [{ name: 'shared.nq', content: shared }]);
+    expect(sharedJob.status, JSON.stringify(sharedJob)).toBe('finished');
+    await p.request('POST', '/datasets/alice/hosted/services/fast', { token: alice, body: { sync: true } });
+    let failed: any;
+    for (let i = 0; i < 600; i++) {
+      failed = (await p.request('GET', '/datasets/alice/hosted/services/fast')).body;
+      if (failed.status !== 'updating') break;
+      await delay(100);
+    }
+    expect(failed).toMatchObject({ status: 'running', outOfSync: true });
+    expect(failed.error.message).toMatch(/^Loading the data failed: /);
+    expect(await hostsBecome(1)).toEqual(serving);
+    expect((await select(p, undefined, endpoint, 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }'))[0]!.n).toBe('3001');
+    await p.request('POST', '/datasets/alice/hosted/services/fast', { token: alice, body: { stop: true } });
+    expect(await hostsBecome(0)).toEqual([]);
+
     // jena services stay on the embedded engine.
     const jena = await startService(p, alice, 'alice/hosted', { name: 'reasoning', type: 'jena' });
     expect(jena.status).toBe('running');
     expect(await hostDirs()).toEqual([]);
     await waitForService(p, alice, 'alice/hosted', 'reasoning');
   }, 180_000);
+});
+
+describe.skipIf(!found)('a virtuoso host that cannot start', () => {
+  it('leaves the service in error with the reason', async () => {
+    // Not a Virtuoso: the host ends at once.
+    const p = await TestPlatform.start({ env: { VIRTUOSO_HOSTS: '/bin/false' } });
+    try {
+      const alice = await p.createUser('alice');
+      await p.createDataset('alice', 'd', 'public', alice);
+      const service = await startService(p, alice, 'alice/d', { name: 'broken', type: 'virtuoso' });
+      expect(service.status).toBe('error');
+      expect(service.error.message).toMatch(/^Starting the service's host failed: the SPARQL store ended while starting: exit 1/);
+      const query = await p.request('GET', `/datasets/alice/d/services/broken/sparql?query=${encodeURIComponent('ASK {}')}`);
+      expect(query.status).toBe(503);
+    } finally {
+      await p.stop();
+    }
+  }, 60_000);
 });
