@@ -58,8 +58,85 @@ export interface DeployedRoute {
   method: string;
   /** Path with `{param}` segments. */
   path: string;
+  /** The Lambda function of an AWS_PROXY route ('' for a private integration). */
   functionName: string;
   payloadFormatVersion: string;
+  /** An HTTP_PROXY private integration over a VPC link: the Cloud Map service's ARN it forwards to. */
+  cloudMapServiceArn?: string;
+}
+
+/** One container of an ECS task definition, as the template declares it (intrinsics resolved). */
+export interface DeployedContainer {
+  name: string;
+  image: string;
+  entryPoint?: string[];
+  command?: string[];
+  environment: Record<string, string>;
+  /** Env var name → the ARN of the Secrets Manager secret (or SSM parameter) it comes from. */
+  secrets: Record<string, string>;
+  essential: boolean;
+  dependsOn: { containerName: string; condition: 'START' | 'COMPLETE' | 'SUCCESS' | 'HEALTHY' }[];
+  portMappings: { containerPort: number }[];
+  mountPoints: { sourceVolume: string; containerPath: string; readOnly: boolean }[];
+  /** Hard memory limit (MiB), when the container sets one. */
+  memoryMb?: number;
+  /** Seconds between SIGTERM and SIGKILL when the task stops (ECS' default 30). */
+  stopTimeoutSeconds: number;
+}
+
+export interface DeployedTaskDefinition {
+  logicalId: string;
+  /** `arn:aws:ecs:<region>:<account>:task-definition/<family>:1` (what Ref gives). */
+  arn: string;
+  family: string;
+  cpu: number;
+  memoryMb: number;
+  taskRoleLogicalId?: string;
+  taskRoleArn?: string;
+  executionRoleLogicalId?: string;
+  executionRoleArn?: string;
+  networkMode: string;
+  requiresCompatibilities: string[];
+  volumes: string[];
+  containers: DeployedContainer[];
+}
+
+export interface DeployedCluster {
+  logicalId: string;
+  name: string;
+  arn: string;
+}
+
+export interface DeployedEcsService {
+  logicalId: string;
+  name: string;
+  arn: string;
+  clusterArn: string;
+  taskDefinitionArn: string;
+  desiredCount: number;
+  launchType?: string;
+  networkConfiguration?: unknown;
+  /** Cloud Map registrations: the service's tasks register `containerName:containerPort` there. */
+  registries: { cloudMapServiceArn: string; containerName?: string; containerPort?: number }[];
+}
+
+export interface DeployedCloudMapService {
+  logicalId: string;
+  name: string;
+  id: string;
+  arn: string;
+}
+
+/** A CDK file asset (packaging `file`): where the template says it is in S3, where it is in cdk.out. */
+export interface DeployedFileAsset {
+  bucket: string;
+  key: string;
+  path: string;
+}
+
+export interface DeployedSecret {
+  logicalId: string;
+  arn: string;
 }
 
 export interface DeployedRule {
@@ -97,7 +174,19 @@ export interface DeployedApp {
   buckets: DeployedBucket[];
   table: DeployedTable;
   scheduleGroups: string[];
+  clusters: DeployedCluster[];
+  taskDefinitions: DeployedTaskDefinition[];
+  ecsServices: DeployedEcsService[];
+  cloudMapServices: DeployedCloudMapService[];
+  /** File assets (the container bundle `.tgz`), by `s3://bucket/key`. */
+  fileAssets: Map<string, DeployedFileAsset>;
+  secrets: DeployedSecret[];
 }
+
+/** Secrets Manager ARNs end with `-` and six random characters. */
+const secretArn = (logicalId: string) => `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:${logicalId}-AbCdEf`;
+/** Cloud Map service ids (what Ref and Fn::GetAtt Id give): `srv-` and a stable suffix. */
+const cloudMapId = (logicalId: string) => `srv-${logicalId.toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 17)}`;
 
 function physicalName(stack: string, logicalId: string, r: CfnResource): string {
   const p = r.Properties ?? {};
@@ -111,6 +200,18 @@ function physicalName(stack: string, logicalId: string, r: CfnResource): string 
     case 'AWS::DynamoDB::GlobalTable':
     case 'AWS::DynamoDB::Table':
       return (p.TableName as string | undefined) ?? `${stack}-${logicalId}`;
+    case 'AWS::ECS::Cluster':
+      return (p.ClusterName as string | undefined) ?? logicalId;
+    case 'AWS::ECS::TaskDefinition':
+      return `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/${(p.Family as string | undefined) ?? logicalId}:1`;
+    case 'AWS::ECS::Service':
+      return `arn:aws:ecs:${REGION}:${ACCOUNT}:service/${logicalId}`;
+    case 'AWS::SecretsManager::Secret':
+      return secretArn(logicalId);
+    case 'AWS::ServiceDiscovery::Service':
+      return cloudMapId(logicalId);
+    case 'AWS::ServiceDiscovery::PrivateDnsNamespace':
+      return `ns-${logicalId.toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 17)}`;
     default:
       return logicalId;
   }
@@ -133,6 +234,16 @@ function arnOf(type: string, name: string): string {
       return `arn:aws:events:${REGION}:${ACCOUNT}:rule/${name}`;
     case 'AWS::Logs::LogGroup':
       return `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${name}:*`;
+    case 'AWS::ECS::Cluster':
+      return `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/${name}`;
+    case 'AWS::ECS::TaskDefinition':
+    case 'AWS::ECS::Service':
+    case 'AWS::SecretsManager::Secret':
+      return name;
+    case 'AWS::ServiceDiscovery::Service':
+      return `arn:aws:servicediscovery:${REGION}:${ACCOUNT}:service/${name}`;
+    case 'AWS::ServiceDiscovery::PrivateDnsNamespace':
+      return `arn:aws:servicediscovery:${REGION}:${ACCOUNT}:namespace/${name}`;
     default:
       return `arn:aws:cloudformation:${REGION}:${ACCOUNT}:${type}/${name}`;
   }
@@ -199,6 +310,13 @@ class Resolver {
     const name = physicalName(stack, id, r);
     if (attr === 'Arn' || attr === 'StreamArn') return arnOf(r.Type, name);
     if (attr === 'RoleId') return `AROA${id.toUpperCase().slice(0, 16)}`;
+    // ECS, Cloud Map, EC2 attributes the container constructs refer to.
+    if (attr === 'TaskDefinitionArn') return name;
+    if (attr === 'Name' && r.Type === 'AWS::ECS::Service') return id;
+    if (attr === 'Name') return (r.Properties?.Name as string | undefined) ?? name;
+    if (attr === 'Id') return name;
+    if (attr === 'GroupId') return `sg-${id.toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 17)}`;
+    if (attr === 'VpcId' || attr === 'DefaultSecurityGroup') return `${attr.toLowerCase()}-${id.toLowerCase().slice(0, 17)}`;
     throw new Error(`harness: Fn::GetAtt ${id}.${attr} not modelled`);
   }
 }
@@ -251,6 +369,10 @@ export function readDeployedApp(outdir: string): DeployedApp {
     const target = res.resolve(sl, r.Properties!.Target) as string;
     const integration = integrations.get(target.replace(/^integrations\//, ''))!;
     const arn = res.resolve(sl, integration.IntegrationUri) as string;
+    if (integration.ConnectionType === 'VPC_LINK') {
+      if (integration.IntegrationType !== 'HTTP_PROXY' || !arn.startsWith('arn:aws:servicediscovery:')) throw new Error(`harness: ${r.Properties!.RouteKey}: only HTTP_PROXY private integrations to Cloud Map services are modelled`);
+      return { method, path, functionName: '', payloadFormatVersion: integration.PayloadFormatVersion, cloudMapServiceArn: arn };
+    }
     return { method, path, functionName: arn.split(':').pop()!, payloadFormatVersion: integration.PayloadFormatVersion };
   });
 
@@ -270,6 +392,76 @@ export function readDeployedApp(outdir: string): DeployedApp {
     eventBridge: r.Properties?.NotificationConfiguration?.EventBridgeConfiguration?.EventBridgeEnabled === true,
   }));
 
+  const clusters = entries(sl, 'AWS::ECS::Cluster').map(([id, r]): DeployedCluster => ({ logicalId: id, name: res.ref(sl, id), arn: arnOf(r.Type, res.ref(sl, id)) }));
+  const roleId = (v: unknown) => (v && typeof v === 'object' && 'Fn::GetAtt' in v ? ((v as any)['Fn::GetAtt'][0] as string) : undefined);
+  const taskDefinitions = entries(sl, 'AWS::ECS::TaskDefinition').map(([id, r]): DeployedTaskDefinition => {
+    const p = r.Properties!;
+    const taskRoleLogicalId = roleId(p.TaskRoleArn);
+    const executionRoleLogicalId = roleId(p.ExecutionRoleArn);
+    return {
+      logicalId: id,
+      arn: res.ref(sl, id),
+      family: p.Family ?? id,
+      cpu: Number(p.Cpu),
+      memoryMb: Number(p.Memory),
+      taskRoleLogicalId,
+      taskRoleArn: p.TaskRoleArn ? res.resolve(sl, p.TaskRoleArn) : undefined,
+      executionRoleLogicalId,
+      executionRoleArn: p.ExecutionRoleArn ? res.resolve(sl, p.ExecutionRoleArn) : undefined,
+      networkMode: p.NetworkMode ?? 'bridge',
+      requiresCompatibilities: p.RequiresCompatibilities ?? [],
+      volumes: ((p.Volumes as any[]) ?? []).map((v) => v.Name),
+      containers: ((p.ContainerDefinitions as any[]) ?? []).map((c): DeployedContainer => ({
+        name: c.Name,
+        image: res.resolve(sl, c.Image),
+        entryPoint: c.EntryPoint ? res.resolve(sl, c.EntryPoint) : undefined,
+        command: c.Command ? res.resolve(sl, c.Command) : undefined,
+        environment: Object.fromEntries(((c.Environment as any[]) ?? []).map((e) => [e.Name, String(res.resolve(sl, e.Value))])),
+        secrets: Object.fromEntries(((c.Secrets as any[]) ?? []).map((e) => [e.Name, String(res.resolve(sl, e.ValueFrom))])),
+        essential: c.Essential !== false,
+        dependsOn: ((c.DependsOn as any[]) ?? []).map((d) => ({ containerName: d.ContainerName, condition: d.Condition })),
+        portMappings: ((c.PortMappings as any[]) ?? []).map((m) => ({ containerPort: Number(m.ContainerPort) })),
+        mountPoints: ((c.MountPoints as any[]) ?? []).map((m) => ({ sourceVolume: m.SourceVolume, containerPath: m.ContainerPath, readOnly: m.ReadOnly === true })),
+        memoryMb: c.Memory !== undefined ? Number(c.Memory) : undefined,
+        stopTimeoutSeconds: c.StopTimeout ?? 30,
+      })),
+    };
+  });
+  const cloudMapServices = entries(sl, 'AWS::ServiceDiscovery::Service').map(([id, r]): DeployedCloudMapService => ({
+    logicalId: id,
+    name: r.Properties?.Name ?? id,
+    id: res.ref(sl, id),
+    arn: res.getAtt(sl, id, 'Arn'),
+  }));
+  const ecsServices = entries(sl, 'AWS::ECS::Service').map(([id, r]): DeployedEcsService => {
+    const p = r.Properties!;
+    const cluster = res.resolve(sl, p.Cluster) as string;
+    return {
+      logicalId: id,
+      name: p.ServiceName ?? id,
+      arn: res.ref(sl, id),
+      clusterArn: clusters.find((c) => c.name === cluster || c.arn === cluster)?.arn ?? cluster,
+      taskDefinitionArn: res.resolve(sl, p.TaskDefinition),
+      desiredCount: p.DesiredCount ?? 1,
+      launchType: p.LaunchType,
+      networkConfiguration: p.NetworkConfiguration ? res.resolve(sl, p.NetworkConfiguration) : undefined,
+      registries: ((p.ServiceRegistries as any[]) ?? []).map((g) => ({ cloudMapServiceArn: res.resolve(sl, g.RegistryArn), containerName: g.ContainerName, containerPort: g.ContainerPort })),
+    };
+  });
+  // File assets: the asset manifest names each one's bucket and key (with pseudo parameters) and its file in cdk.out.
+  const fileAssets = new Map<string, DeployedFileAsset>();
+  for (const stack of [sf, sl]) {
+    const manifest = JSON.parse(readFileSync(join(outdir, `${stack}.assets.json`), 'utf8')) as { files: Record<string, { source: { path: string; packaging: string }; destinations: Record<string, { bucketName: string; objectKey: string }> }> };
+    for (const file of Object.values(manifest.files)) {
+      if (file.source.packaging !== 'file') continue;
+      for (const d of Object.values(file.destinations)) {
+        const bucket = res.resolve(stack, { 'Fn::Sub': d.bucketName }) as string;
+        fileAssets.set(`s3://${bucket}/${d.objectKey}`, { bucket, key: d.objectKey, path: join(outdir, file.source.path) });
+      }
+    }
+  }
+  const secrets = entries(sl, 'AWS::SecretsManager::Secret').map(([id]): DeployedSecret => ({ logicalId: id, arn: secretArn(id) }));
+
   const [tableId, table] = [...entries(sf, 'AWS::DynamoDB::GlobalTable'), ...entries(sf, 'AWS::DynamoDB::Table')][0]!;
   const tp = table.Properties!;
   return {
@@ -287,5 +479,11 @@ export function readDeployedApp(outdir: string): DeployedApp {
       globalSecondaryIndexes: (tp.GlobalSecondaryIndexes ?? []).map((g: any) => ({ IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection ?? { ProjectionType: 'ALL' } })),
     },
     scheduleGroups: entries(sl, 'AWS::Scheduler::ScheduleGroup').map(([id, r]) => physicalName(sl, id, r)),
+    clusters,
+    taskDefinitions,
+    ecsServices,
+    cloudMapServices,
+    fileAssets,
+    secrets,
   };
 }
