@@ -2,8 +2,9 @@
  * A local HTTP source for URL imports that takes as long as a test needs (127.0.0.1, port 0):
  * `GET /slow.nt` sends a few N-Triples statements every `intervalMs` until the test calls
  * `release()` (or `maxChunks` were sent: bounded), then ends, so a test can watch an import's
- * progress while it runs without timing anything. `GET /big.nt?bytes=N` sends N bytes of
- * N-Triples (one statement per 1 KiB line, generated as it goes, never held in memory). Every
+ * progress while it runs without timing anything. `GET /big.nt?bytes=N[&line=L]` sends N bytes
+ * (rounded up to whole lines) of N-Triples, one statement per line of L bytes (default 1 KiB),
+ * generated as it goes, never held in memory. Every
  * response can be cut off with `hang()` (the connection stays open, nothing more is sent).
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -23,11 +24,11 @@ export interface SlowSource {
 
 export const LINE_BYTES = 1024;
 
-/** One N-Triples line of exactly LINE_BYTES bytes (with its newline). */
-export function paddedLine(i: number): string {
+/** One N-Triples line of exactly `size` bytes (with its newline). */
+export function paddedLine(i: number, size = LINE_BYTES): string {
   const head = `<https://example.org/s${i}> <https://example.org/p> "`;
   const tail = '" .\n';
-  return head + 'x'.repeat(LINE_BYTES - head.length - tail.length) + tail;
+  return head + 'x'.repeat(size - head.length - tail.length) + tail;
 }
 
 export async function startSlowSource(options: { intervalMs?: number; perChunk?: number; maxChunks?: number } = {}): Promise<SlowSource> {
@@ -61,14 +62,16 @@ export async function startSlowSource(options: { intervalMs?: number; perChunk?:
     }
     if (url.pathname === '/big.nt') {
       const bytes = Number(url.searchParams.get('bytes'));
-      const lines = Math.ceil(bytes / LINE_BYTES);
-      res.writeHead(200, { 'content-type': 'application/n-triples', 'content-length': String(lines * LINE_BYTES) });
+      const size = Number(url.searchParams.get('line') ?? LINE_BYTES);
+      const lines = Math.ceil(bytes / size);
+      res.writeHead(200, { 'content-type': 'application/n-triples', 'content-length': String(lines * size) });
+      // About 256 KiB per write; wait for drain when the socket is full.
+      const perWrite = Math.max(1, Math.floor(262_144 / size));
       let i = 0;
       const pump = () => {
         while (i < lines && !hanging) {
-          // 256 lines (256 KiB) per write; wait for drain when the socket is full.
-          const batch = Array.from({ length: Math.min(256, lines - i) }, (_, k) => paddedLine(i + k)).join('');
-          i += 256;
+          const batch = Array.from({ length: Math.min(perWrite, lines - i) }, (_, k) => paddedLine(i + k, size)).join('');
+          i += perWrite;
           if (!res.write(batch)) return void res.once('drain', pump);
         }
         if (!hanging) res.end();
