@@ -96,6 +96,8 @@ export class AwsEndpoint {
   /** Failed asynchronous invocations (after their retries), for tests to assert on. */
   readonly asyncFailures: { functionName: string; error: unknown }[] = [];
   private readonly taskWaits = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  /** Task tokens that received SendTaskHeartbeat (long flow tasks on the worker task), in order. */
+  readonly heartbeats: string[] = [];
   /** Synchronous invocations still to throttle, by function name (see throttle()). */
   private readonly throttled = new Map<string, number>();
   /** Invocations Lambda throttled (TooManyRequestsException), in order. */
@@ -513,6 +515,14 @@ export class AwsEndpoint {
         this.taskWaits.delete(input.taskToken);
         if (op === 'SendTaskSuccess') wait.resolve(JSON.parse(input.output));
         else wait.reject(Object.assign(new Error(input.cause ?? ''), { name: input.error ?? 'States.TaskFailed' }));
+        return json(200, {});
+      }
+      case 'SendTaskHeartbeat': {
+        // A long task on the worker task reports it still works (HeartbeatSeconds is not enforced here).
+        const denied = await deny([{ action: 'states:SendTaskHeartbeat', resource: '*' }]);
+        if (denied) return denied;
+        if (!this.taskWaits.has(input.taskToken)) return jsonError(400, 'TaskDoesNotExist', 'Task Does Not Exist');
+        this.heartbeats.push(input.taskToken);
         return json(200, {});
       }
       default:
