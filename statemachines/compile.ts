@@ -27,6 +27,7 @@ import type { FlowDefinition, FlowTask } from '../functions/domain/flows/bluepri
 import { parseFlow } from '../functions/domain/flows/blueprints/validate.js';
 import type { AslDefinition, AslState, Catcher, ChoiceRule, JsonValue, Retrier, TaskState } from './asl.js';
 import { RUN_END_ERRORS } from './outcome.js';
+import { WORKER_TASK_KIND } from './local.js';
 
 /** The Resource of every Task state; CDK fills it in through `definitionSubstitutions`. */
 export const TASK_WORKER_SUBSTITUTION = 'TaskWorkerArn';
@@ -56,7 +57,7 @@ export const WAIT_FOR_UPLOAD_KIND = 'waitForUpload';
  * with a heartbeat every few minutes (a task that stops sending them fails after
  * WORKER_TASK_HEARTBEAT_SECONDS). The embedded platform runs it in-process, like any task.
  */
-export const WORKER_TASK_KIND = 'onWorkerTask';
+export { WORKER_TASK_KIND };
 /** The longest Timeout a task runs with in the task worker function: its 900 s less the time to record the task. */
 export const FUNCTION_TASK_SECONDS = 840;
 export const WORKER_TASK_HEARTBEAT_SECONDS = 300;

@@ -8,7 +8,12 @@
 import type { TaskType } from '../functions/domain/flows/blueprints/model.js';
 import type { TaskRecord } from '../functions/domain/flows/blueprints/variables.js';
 import type { AslDefinition, AslState, JsonValue } from './asl.js';
-import { WORKER_TASK_KIND } from './compile.js';
+
+/**
+ * The `kind` of a long task's invocation (statemachines/compile.ts, "Long tasks"); here, not in
+ * compile.ts, so the runners need not import the compiler (and its task catalogue).
+ */
+export const WORKER_TASK_KIND = 'onWorkerTask';
 
 /** The run document every state passes on: see README "Run document". */
 export interface RunDocument {
