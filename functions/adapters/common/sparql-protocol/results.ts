@@ -175,11 +175,22 @@ export function convertTabular(body: string, format: string, names: SnapshotName
   return writeTable({ vars, rows }, format);
 }
 
+/** What in Virtuoso's N-Triples the term mapping would change: snapshot graph names, booleans, durations. */
+function needsMapping(body: string, names: SnapshotNames): boolean {
+  return body.includes(names.root) || body.includes(`${XSD_BOOLEAN}>`) || body.includes(`${XSD_DURATION}>`) || body.includes('nodeID://');
+}
+
 export function convertGraph(body: string, format: string, names: SnapshotNames): string {
-  const mapper = new TermMapper(names);
   const store = new oxigraph.Store();
-  for (const q of oxigraph.parse(body, { format: N_TRIPLES, lenient: true })) {
-    store.add(oxigraph.quad(mapper.rdf(q.subject), mapper.rdf(q.predicate), mapper.rdf(q.object), oxigraph.defaultGraph()));
+  if (!needsMapping(body, names)) {
+    // Nothing to map: parsed and loaded inside oxigraph (no term crosses into JavaScript; about
+    // ten times faster on large results).
+    store.load(body, { format: N_TRIPLES, lenient: true, to_graph_name: oxigraph.defaultGraph() });
+  } else {
+    const mapper = new TermMapper(names);
+    for (const q of oxigraph.parse(body, { format: N_TRIPLES, lenient: true })) {
+      store.add(oxigraph.quad(mapper.rdf(q.subject), mapper.rdf(q.predicate), mapper.rdf(q.object), oxigraph.defaultGraph()));
+    }
   }
   try {
     return store.query('CONSTRUCT WHERE { ?s ?p ?o }', { results_format: format }) as string;
