@@ -4,10 +4,18 @@
  * lower-cased comma-joined headers, rawQueryString, base64 bodies for binary content), the route's
  * function invoked synchronously, its answer mapped back. The limits hold: 10 MB request body,
  * 30 s integration timeout (503), 6 MB Lambda payloads (a larger one fails the integration: 500).
+ *
+ * Routes with an HTTP_PROXY private integration (VPC link → Cloud Map service) forward the request
+ * as it came (method, path, query, headers, body streamed) to a task the ECS service registered
+ * there (round robin), with API Gateway's changes: Host is the integration's (the Cloud Map
+ * name), X-Forwarded-For/-Proto/-Port added; the answer streams back. Same limits: a request body
+ * over 10 MB is refused (413) and the whole exchange must end within 30 s (504); no registered
+ * task, or a refused connection, answers 503.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FakeEcs } from './ecs.js';
 import type { LambdaRuntime } from './lambda-runtime.js';
 import { ACCOUNT, API_ID, REGION, type DeployedRoute } from './template.js';
 
@@ -53,6 +61,8 @@ export class ApiGateway {
   constructor(
     private readonly routes: DeployedRoute[],
     private readonly runtime: LambdaRuntime,
+    private readonly ecs?: FakeEcs,
+    private readonly cloudMapNames: Map<string, string> = new Map(),
   ) {}
 
   async start(): Promise<void> {
@@ -78,6 +88,7 @@ export class ApiGateway {
     const method = req.method ?? 'GET';
     const found = matchRoute(this.routes, method, url.pathname);
     if (!found) return this.fail(res, 404, 'Not Found', 'no route', url.pathname);
+    if (found.route.cloudMapServiceArn) return this.forwardPrivate(found.route.cloudMapServiceArn, req, res, url);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of req) {
@@ -156,5 +167,61 @@ export class ApiGateway {
     resHeaders['apigw-requestid'] = event.requestContext.requestId;
     res.writeHead(status, resHeaders);
     res.end(method === 'HEAD' ? undefined : payload);
+  }
+
+  /** An HTTP_PROXY private integration: the request streamed to a registered task of the Cloud Map service, the answer streamed back. */
+  private async forwardPrivate(cloudMapServiceArn: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const instance = this.ecs?.pickInstance(cloudMapServiceArn);
+    if (!instance) {
+      req.resume();
+      return this.fail(res, 503, 'Service Unavailable', `no task registered in ${cloudMapServiceArn}`, url.pathname);
+    }
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > API_REQUEST_LIMIT) {
+      req.resume();
+      return this.fail(res, 413, 'Request Entity Too Large', `request body over ${API_REQUEST_LIMIT} bytes`, url.pathname);
+    }
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'host' && k !== 'connection') headers[k] = v;
+    headers.host = `${this.cloudMapNames.get(cloudMapServiceArn) ?? 'service'}:${instance.port}`;
+    headers['x-forwarded-for'] = '127.0.0.1';
+    headers['x-forwarded-proto'] = 'https';
+    headers['x-forwarded-port'] = '443';
+    headers['x-amzn-trace-id'] = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    const requestId = randomUUID();
+    await new Promise<void>((resolve) => {
+      let done = false;
+      const finish = (status?: number, message?: string, reason?: string) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (status) {
+          out.destroy();
+          this.fail(res, status, message!, reason!, url.pathname);
+        }
+        resolve();
+      };
+      const timer = setTimeout(() => finish(504, 'Gateway Timeout', 'integration timeout (30 s)'), INTEGRATION_TIMEOUT_MS);
+      const out = httpRequest({ host: '127.0.0.1', port: instance.port, method: req.method, path: `${url.pathname}${url.search}`, headers }, (answer) => {
+        const h: Record<string, string | string[]> = {};
+        for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive') h[k] = v;
+        h['apigw-requestid'] = requestId;
+        res.writeHead(answer.statusCode ?? 502, h);
+        answer.pipe(res);
+        answer.on('end', () => finish());
+        answer.on('error', () => finish(502, 'Bad Gateway', 'integration answer broke off'));
+      });
+      out.on('error', (e) => finish(503, 'Service Unavailable', `integration unreachable: ${e.message}`));
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > API_REQUEST_LIMIT) {
+          req.unpipe(out);
+          req.resume();
+          finish(413, 'Request Entity Too Large', `request body over ${API_REQUEST_LIMIT} bytes`);
+        }
+      });
+      req.pipe(out);
+    });
   }
 }

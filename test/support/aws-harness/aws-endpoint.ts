@@ -13,6 +13,7 @@ import { ExecutionError, StateMachine } from 'aws-local-stepfunctions';
 import { forLocalRun, taskStates } from '../../../statemachines/local.js';
 import type { AslDefinition } from '../../../statemachines/asl.js';
 import { matchesPattern } from './event-patterns.js';
+import type { FakeEcs } from './ecs.js';
 import type { IamEvaluator, IamRequest } from './iam.js';
 import type { InvokeResult, LambdaRuntime } from './lambda-runtime.js';
 import { ACCOUNT, REGION, type DeployedApp, type DeployedFunction } from './template.js';
@@ -20,7 +21,8 @@ import { ACCOUNT, REGION, type DeployedApp, type DeployedFunction } from './temp
 /** The access key id of calls made as the operator (the admin CLI, test inspection): not IAM-checked, like an administrator. */
 export const OPERATOR_KEY = 'HARNESS-OPERATOR';
 
-type Caller = { kind: 'operator' } | { kind: 'function'; fn: DeployedFunction };
+/** Who signed a call: the operator, a function (its role), or a role itself (an ECS task's task role). */
+type Caller = { kind: 'operator' } | { kind: 'function'; fn: DeployedFunction } | { kind: 'role'; roleLogicalId: string };
 
 interface Reply {
   status: number;
@@ -82,6 +84,8 @@ export interface AwsEndpointOptions {
   runtime: LambdaRuntime;
   dynamoUrl: string;
   s3Url: string;
+  /** ECS (RunTask, StopTask, DescribeTasks, ListTasks) and the tasks it runs. */
+  ecs: FakeEcs;
 }
 
 export class AwsEndpoint {
@@ -141,14 +145,17 @@ export class AwsEndpoint {
     const [, key, service] = cred as unknown as [string, string, string];
     if (key === OPERATOR_KEY) return { caller: { kind: 'operator' }, service };
     const fn = this.o.app.functions.find((f) => f.logicalId === key);
-    return { caller: fn ? { kind: 'function', fn } : undefined, service };
+    if (fn) return { caller: { kind: 'function', fn }, service };
+    // ECS tasks call with their task role's logical id (see ecs.ts).
+    return { caller: this.o.app.roles.has(key) ? { kind: 'role', roleLogicalId: key } : undefined, service };
   }
 
   /** IAM check of every request; the first refusal, or undefined when all are allowed. */
   private async refused(caller: Caller, requests: IamRequest[]): Promise<string | undefined> {
     if (caller.kind === 'operator') return undefined;
+    const [role, session] = caller.kind === 'function' ? [caller.fn.roleLogicalId, caller.fn.name] : [caller.roleLogicalId, 'ecs-task'];
     for (const r of requests) {
-      const d = await this.o.iam.decide(caller.fn.roleLogicalId, caller.fn.name, r);
+      const d = await this.o.iam.decide(role, session, r);
       if (!d.allowed) return d.message;
     }
     return undefined;
@@ -173,6 +180,11 @@ export class AwsEndpoint {
       else if (service === 'events') reply = await this.eventsApi(caller, req, body);
       else if (service === 'scheduler') reply = await this.scheduler(caller, req, url, body);
       else if (service === 'ses') reply = await this.ses(caller, url, body);
+      else if (service === 'ecs') {
+        const op = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+        const [role, session] = caller.kind === 'operator' ? [undefined, 'operator'] : caller.kind === 'function' ? [caller.fn.roleLogicalId, caller.fn.name] : [caller.roleLogicalId, 'ecs-task'];
+        reply = await this.o.ecs.handle(role, session, op, JSON.parse(body.toString('utf8') || '{}'));
+      }
       else reply = jsonError(400, 'UnknownOperationException', `harness: service ${service} not modelled`);
     } catch (e) {
       reply = jsonError(500, 'InternalFailure', `harness: ${(e as Error).stack ?? e}`);
@@ -677,7 +689,7 @@ export class AwsEndpoint {
       subject: simple.Subject?.Data ?? '',
       text: simple.Body?.Text?.Data,
       html: simple.Body?.Html?.Data,
-      sentBy: caller.kind === 'function' ? caller.fn.name : 'operator',
+      sentBy: caller.kind === 'function' ? caller.fn.name : caller.kind === 'role' ? caller.roleLogicalId : 'operator',
     });
     return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ MessageId: randomUUID() }) };
   }

@@ -45,8 +45,25 @@
  *   // A test override of an operator setting (an env var the template leaves unset), on one function:
  *   AwsHarness.start({ testOverridesOfOperatorSettings: [{ function: 'DatasetSparql', name: 'MAX_SERVICE_STATEMENTS', value: '100' }] });
  *
- * Each function's SDK calls carry AWS_ACCESS_KEY_ID = its logical id, which is how the endpoint
- * knows whose policy applies. Function output is dropped unless HARNESS_VERBOSE=1 (errors are shown).
+ * ECS (ecs.ts): the template's ECS services run their DesiredCount tasks from start() on (start()
+ * waits until each listens; the API's VPC-link routes forward to them); RunTask, StopTask,
+ * DescribeTasks and ListTasks are served on the endpoint, IAM-checked, and run tasks as Fargate
+ * would start them (containers in dependsOn order, the bundle copied from cdk.out and extracted,
+ * Node containers as child processes with the task role's credentials):
+ *
+ *   aws.ecs.tasks                                    // every task: lastStatus, stopCode, overrides,
+ *                                                    // containers[].exitCode/.logTail, ports
+ *   await aws.ecs.waitStopped(taskArn);              // bounded; the STOPPED task
+ *   aws.ecs.task(arnOrId); aws.ecs.describe(task);   // DescribeTasks' shape
+ *   // A task started as a role would (IAM-checked as that role; `undefined` = the operator):
+ *   await aws.ecs.handle('ImportsFunction...Role', 'test', 'RunTask', { cluster, taskDefinition, launchType: 'FARGATE', ... });
+ *   aws.app.taskDefinitions, aws.app.clusters, aws.app.ecsServices    // what the template declares
+ *   // Images other than node, aws-cli and busybox need a runner (before AwsHarness.start):
+ *   registerImageRunner('openlink/virtuoso-opensource-7', runner);   // from './ecs.js'
+ *
+ * Each function's SDK calls carry AWS_ACCESS_KEY_ID = its logical id, and each task's its task
+ * role's logical id, which is how the endpoint knows whose policy applies. Function and task
+ * output is dropped unless HARNESS_VERBOSE=1 (errors are shown).
  */
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -62,6 +79,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ApiGateway } from './api-gateway.js';
 import { AwsEndpoint, OPERATOR_KEY } from './aws-endpoint.js';
+import { FakeEcs } from './ecs.js';
 import { IamEvaluator, type RemovedGrant } from './iam.js';
 import { LambdaRuntime, type InvokeResult } from './lambda-runtime.js';
 import { REPO_ROOT, synthesizedApp } from './synth.js';
@@ -91,6 +109,7 @@ export class AwsHarness {
     private readonly s3Dir: string,
     readonly dynamo: DynamoDBClient,
     readonly s3: S3Client,
+    readonly ecs: FakeEcs,
   ) {}
 
   /** Base URL of the HTTP API (the stack's ApiUrl output, locally). */
@@ -159,12 +178,22 @@ export class AwsHarness {
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       }),
     });
-    const endpoint = new AwsEndpoint({ app, iam, runtime, dynamoUrl, s3Url });
+    const ecs = new FakeEcs({ app, iam, endpointUrl: () => endpointUrl, verbose: process.env.HARNESS_VERBOSE === '1' });
+    await ecs.start();
+    const endpoint = new AwsEndpoint({ app, iam, runtime, dynamoUrl, s3Url, ecs });
     await endpoint.start();
     endpointUrl = endpoint.url;
-    const gateway = new ApiGateway(app.routes, runtime);
+    const gateway = new ApiGateway(app.routes, runtime, ecs, new Map(app.cloudMapServices.map((s) => [s.arn, s.name])));
     await gateway.start();
-    return new AwsHarness(app, iam, runtime, endpoint, gateway, dyn, s3rver, s3Dir, dynamo, s3);
+    const harness = new AwsHarness(app, iam, runtime, endpoint, gateway, dyn, s3rver, s3Dir, dynamo, s3, ecs);
+    try {
+      // ECS services run their tasks from the start (the upload host behind the VPC-link routes).
+      await ecs.startServices();
+    } catch (e) {
+      await harness.stop();
+      throw e;
+    }
+    return harness;
   }
 
   /** The environment of a process acting as the operator against this deployment (the admin CLI): not IAM-checked. */
@@ -242,6 +271,7 @@ export class AwsHarness {
   }
 
   async stop(): Promise<void> {
+    await this.ecs.stop();
     await this.runtime.stop();
     await this.gateway.stop();
     await this.endpoint.stop();
