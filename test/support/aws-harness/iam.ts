@@ -3,6 +3,9 @@
  * roles) make: the identity policies the template attaches to the caller's role, the target
  * bucket's policy as resource policy, evaluated by @cloud-copilot/iam-simulate. A harness option
  * removes grants (one action from a role) so a test can show a function fails with one too few.
+ * Callers are roles: a function's (its logical id is its access key id), an ECS task's task role
+ * (the task's access key id is the role's logical id, see ecs.ts), a state machine's or a
+ * schedule's; `removeGrants` names any of them (e.g. `WorkerTaskTaskRole` for the worker task).
  */
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { ACCOUNT, type DeployedApp } from './template.js';
