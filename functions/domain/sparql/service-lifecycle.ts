@@ -374,7 +374,12 @@ export class ServiceLifecycle {
     }
     const hosts = this.hostsFor(service.type);
     if (hosts) {
-      if (!service.host) throw new ServiceUnavailableError(`Service "${name}" is still loading; it answers queries once it is running.`);
+      if (!service.host) {
+        // A service running since before this deployment ran services on hosts has none: a restart gives it one.
+        throw new ServiceUnavailableError(
+          service.status === 'running' ? `Service "${name}" has no host; restart it (POST {"restart": true}).` : `Service "${name}" is still loading; it answers queries once it is running.`,
+        );
+      }
       return (await this.attach(hosts, service.host)).query({ ...request, timeoutMs: this.limits.queryTimeoutMs });
     }
     // Before loading: a snapshot over the limit would not load within the request's time.
