@@ -7,6 +7,8 @@
  */
 import { PlatformClient } from '../platform-client.js';
 import { AwsHarness, type HarnessOptions } from './index.js';
+// The SPARQL host task's Virtuoso image runs on Debian's virtuoso-t (services start hosts).
+import './virtuoso-runner.js';
 
 export class AwsTestPlatform extends PlatformClient {
   static readonly ADMIN_PASSWORD = 'admin-password-for-tests';
