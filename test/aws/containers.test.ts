@@ -83,6 +83,23 @@ describe('AWS harness: ECS tasks and the VPC-link routes', () => {
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     expect(await res.json()).toHaveProperty('message');
+
+    // API Gateway's 10 MB request limit holds on the private integration too.
+    const big = await fetch(`${aws.apiUrl}/datasets/someone/something/assets/add/some-upload`, {
+      method: 'PATCH',
+      headers: { 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      body: new Uint8Array(10 * 1024 * 1024 + 1),
+    });
+    expect(big.status).toBe(413);
+    expect(aws.gateway.gatewayErrors.at(-1)).toMatchObject({ status: 413 });
+  });
+
+  it('answers a task\'s metadata endpoint as Fargate does: its ARN, and 127.0.0.1 as every container\'s address', async () => {
+    const host = aws.ecs.tasks.find((t) => t.group?.startsWith('service:') && t.lastStatus === 'RUNNING')!;
+    const res = await fetch(`${aws.ecs.metadataUri(host.taskArn, 'app')}/task`);
+    const body = await res.json();
+    expect(body.TaskARN).toBe(host.taskArn);
+    expect(body.Containers.find((c: any) => c.Name === 'app').Networks[0].IPv4Addresses).toEqual(['127.0.0.1']);
   });
 
   it('runs a task started by RunTask (as the imports function) from the template\'s task definition: a bad argument exits non-zero and the task is STOPPED with that exit code', async () => {
@@ -106,7 +123,7 @@ describe('AWS harness: ECS tasks and the VPC-link routes', () => {
     expect(described.body.tasks[0].containers.find((c: any) => c.name === 'app').exitCode).toBe(1);
   }, 60_000);
 
-  it('gives a task its task role\'s credentials and the metadata endpoint: the bundle runs and exits 0', async () => {
+  it('runs the bundle\'s `version` role to the end: exit 0, its output kept', async () => {
     const run = await ecsCall(aws, fnId(aws, 'ImportsFunction'), 'RunTask', runTaskInput(aws, 'WorkerTask', ['version']));
     const task = await aws.ecs.waitStopped(run.body.tasks[0].taskArn);
     const app = task.containers.find((c) => c.name === 'app')!;

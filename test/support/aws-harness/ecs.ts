@@ -230,7 +230,7 @@ export class FakeEcs {
   async start(): Promise<void> {
     this.workDir = await mkdtemp(join(tmpdir(), 'ldp-aws-harness-ecs-'));
     this.metadata = createServer((req, res) => {
-      const m = /^\/v4\/([0-9a-f]+)\/([^/]+)(\/task)?(\/stats)?$/.exec(req.url ?? '');
+      const m = /^\/v[34]\/([0-9a-f]+)\/([^/]+)(\/task)?(\/stats)?$/.exec(req.url ?? '');
       const rt = m ? this.runtimes.get(m[1]!) : undefined;
       if (!m || !rt) {
         res.writeHead(404).end();
@@ -266,6 +266,13 @@ export class FakeEcs {
   pickInstance(cloudMapServiceArn: string): { taskArn: string; port: number } | undefined {
     const list = this.instances(cloudMapServiceArn);
     return list.length ? list[this.roundRobin++ % list.length] : undefined;
+  }
+
+  /** ECS_CONTAINER_METADATA_URI_V4 of a task's container (what the container sees). */
+  metadataUri(taskArnOrId: string, container: string): string {
+    const task = this.task(taskArnOrId);
+    if (!task) throw new Error(`harness: no task ${taskArnOrId}`);
+    return `${this.metadataUrl}/v4/${task.taskId}/${encodeURIComponent(container)}`;
   }
 
   task(arnOrId: string): EcsTask | undefined {
@@ -483,6 +490,10 @@ export class FakeEcs {
           void this.stopTask(rt, 'TaskFailedToStart', (e as Error).message);
           return;
         }
+        if (task.desiredStatus !== 'RUNNING') {
+          // The task was stopped while this container started: it goes too.
+          await running.stop(0);
+        }
         rt.running.set(c.name, running);
         state.lastStatus = 'RUNNING';
         d.started(true);
@@ -582,7 +593,7 @@ export class FakeEcs {
       const hostPort = task.ports[Number(value)];
       if (/port/i.test(name) && /^\d+$/.test(value) && hostPort !== undefined) environment[name] = String(hostPort);
     }
-    const metadataUri = `${this.metadataUrl}/v4/${task.taskId}/${encodeURIComponent(c.name)}`;
+    const metadataUri = this.metadataUri(task.taskId, c.name);
     const role = rt.taskRoleLogicalId;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
