@@ -151,6 +151,9 @@ describe('EcsTaskQueue', () => {
     expect(workerTaskSettings(JSON.stringify(SETTINGS))).toEqual(SETTINGS);
     expect(() => workerTaskSettings('{')).toThrow('WORKER_TASK must be JSON');
     expect(() => workerTaskSettings(JSON.stringify({ ...SETTINGS, subnets: [] as string[], command: 'worker' }))).toThrow(/must hold cluster, taskDefinition/);
+    // The watchdog's: only what DescribeTasks needs.
+    expect(workerTaskSettings(JSON.stringify({ cluster: SETTINGS.cluster, container: 'app' }))).toEqual({ cluster: SETTINGS.cluster, container: 'app' });
+    expect(() => workerTaskSettings(JSON.stringify({ container: 'app' }))).toThrow('WORKER_TASK must hold cluster and container');
   });
 
   it('a function told only the cluster (the watchdog) cannot start tasks', async () => {

@@ -24,8 +24,12 @@ export interface WorkerTaskSettings {
  */
 export const SMALL_IMPORT_BYTES = 64 * 1024 * 1024;
 
-/** Reads WORKER_TASK (see WorkerTaskSettings), failing with what is wrong. */
-export function workerTaskSettings(raw: string): WorkerTaskSettings {
+/**
+ * Reads WORKER_TASK (see WorkerTaskSettings), failing with what is wrong. Functions that only ask
+ * about tasks (the watchdog) are told the cluster and container alone; those that start the task
+ * get everything.
+ */
+export function workerTaskSettings(raw: string): DescribeOnly | WorkerTaskSettings {
   let value: Partial<WorkerTaskSettings>;
   try {
     value = JSON.parse(raw) as Partial<WorkerTaskSettings>;
@@ -34,11 +38,17 @@ export function workerTaskSettings(raw: string): WorkerTaskSettings {
   }
   const text = (v: unknown) => typeof v === 'string' && v.length > 0;
   const list = (v: unknown) => Array.isArray(v) && v.length > 0 && v.every(text);
-  if (!text(value.cluster) || !text(value.taskDefinition) || !text(value.container) || !list(value.command) || !list(value.subnets) || !list(value.securityGroups)) {
-    throw new Error('WORKER_TASK must hold cluster, taskDefinition, container, command, subnets and securityGroups');
+  if (!text(value.cluster) || !text(value.container)) throw new Error('WORKER_TASK must hold cluster and container');
+  const run = [value.taskDefinition, value.command, value.subnets, value.securityGroups];
+  if (run.every((v) => v === undefined)) return { cluster: value.cluster!, container: value.container! };
+  if (!text(value.taskDefinition) || !list(value.command) || !list(value.subnets) || !list(value.securityGroups)) {
+    throw new Error('WORKER_TASK must hold cluster, taskDefinition, container, command, subnets and securityGroups (or only cluster and container)');
   }
   return value as WorkerTaskSettings;
 }
+
+/** WORKER_TASK of a function that only asks whether tasks still run. */
+export type DescribeOnly = Pick<WorkerTaskSettings, 'cluster' | 'container'>;
 
 interface RunTaskOutput {
   tasks?: { taskArn?: string }[];
