@@ -93,8 +93,16 @@ export function registerImageRunner(imagePrefix: string, runner: ImageRunner): v
 
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
+/** Every container process still running: killed if the test process exits without stopping the harness. */
+const LIVE = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of LIVE) child.kill('SIGKILL');
+});
+
 /** A child process as a RunningContainer: output goes to `start.log`, the exit code as Docker reports it. */
 export function processContainer(child: ChildProcess, start: Pick<ContainerStart, 'log'>): RunningContainer {
+  LIVE.add(child);
+  child.on('exit', () => LIVE.delete(child));
   child.stdout?.on('data', (d: Buffer) => start.log(d.toString()));
   child.stderr?.on('data', (d: Buffer) => start.log(d.toString()));
   const exited = new Promise<number>((resolve) => {
@@ -251,7 +259,8 @@ export class FakeEcs {
   /** Stops every task (SIGTERM, SIGKILL after 2 s) and the metadata endpoint. */
   async stop(): Promise<void> {
     this.stopping = true;
-    await Promise.all([...this.runtimes.values()].map((rt) => this.stopTask(rt, 'UserInitiated', 'Harness stopped', 2000)));
+    // Tasks already stopping (a StopTask's 30 s grace) are hurried along too.
+    await Promise.all([...this.runtimes.values()].flatMap((rt) => [this.stopTask(rt, 'UserInitiated', 'Harness stopped', 2000), ...[...rt.running.values()].map((c) => c.stop(2000))]));
     this.metadata?.closeAllConnections();
     if (this.metadata) await new Promise((r) => this.metadata.close(r));
     if (this.workDir) await rm(this.workDir, { recursive: true, force: true });
