@@ -44,11 +44,14 @@ export async function startSlowSource(options: { intervalMs?: number; perChunk?:
     const url = new URL(req.url ?? '/', 'http://x');
     open.add(res);
     res.on('close', () => open.delete(res));
+    // A reader that went away (a worker task stopped mid-download) is no error of the source.
+    res.on('error', () => {});
+    req.socket.on('error', () => {});
     if (url.pathname === '/slow.nt') {
       res.writeHead(200, { 'content-type': 'application/n-triples' });
       let chunk = 0;
       const tick = () => {
-        if (hanging || res.destroyed) return;
+        if (hanging || res.destroyed || res.writableEnded) return;
         const lines = Array.from({ length: perChunk }, (_, k) => `<https://example.org/slow/${chunk}-${k}> <https://example.org/p> "${chunk}-${k}" .\n`).join('');
         sent += perChunk;
         sentBytes += Buffer.byteLength(lines);

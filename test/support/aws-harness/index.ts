@@ -91,7 +91,8 @@ export interface HarnessOptions {
   /**
    * TEST overrides of operator settings: an environment variable the template leaves unset and an
    * operator may set on a deployed function (e.g. MAX_SERVICE_STATEMENTS, lowered so a small
-   * dataset is "too large"), set on one function each. Variables the template sets are refused:
+   * dataset is "too large"), set on one function each (or, by a task definition's logical id
+   * start, on that task's Node `app` container). Variables the template sets are refused:
    * everything else still runs with the template's exact environment.
    */
   testOverridesOfOperatorSettings?: { function: string; name: string; value: string }[];
@@ -136,9 +137,13 @@ export class AwsHarness {
     const app = readDeployedApp(outdir);
     for (const o of options.testOverridesOfOperatorSettings ?? []) {
       const fn = app.functions.find((f) => f.logicalId.startsWith(o.function) || f.name === o.function);
-      if (!fn) throw new Error(`harness: no function ${o.function} to set ${o.name} on`);
-      if (o.name in fn.environment) throw new Error(`harness: the template sets ${o.name} on ${fn.logicalId}; only settings it leaves to the operator may be overridden`);
-      fn.environment = { ...fn.environment, [o.name]: o.value };
+      // Or a task definition (logical id start): the setting goes on its Node app container.
+      const task = fn ? undefined : app.taskDefinitions.find((t) => t.logicalId.startsWith(o.function));
+      const target = fn ?? task?.containers.find((c) => c.name === 'app');
+      if (!target) throw new Error(`harness: no function or task definition ${o.function} to set ${o.name} on`);
+      const where = fn?.logicalId ?? task!.logicalId;
+      if (o.name in target.environment) throw new Error(`harness: the template sets ${o.name} on ${where}; only settings it leaves to the operator may be overridden`);
+      target.environment = { ...target.environment, [o.name]: o.value };
     }
 
     const dyn = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }) as Server;
