@@ -159,10 +159,14 @@ describe('on AWS: a worker task that cannot be started', () => {
 });
 
 describe('on AWS: long flow tasks', () => {
-  it(`a Load from URL task with a Timeout over ${FUNCTION_TASK_SECONDS} s runs on the worker task and the run finishes`, async () => {
-    const session = await consoleSession(p, 'alice');
+  let session: Record<string, string>;
+  beforeAll(async () => {
+    session = await consoleSession(p, 'alice');
     await enableFlows(p);
     await aws.createDataset('alice', 'flowed', 'private', alice);
+  });
+
+  it(`a Load from URL task with a Timeout over ${FUNCTION_TASK_SECONDS} s runs on the worker task and the run finishes`, async () => {
     const EX = 'https://example.org/';
     await createFlow(p, 'alice', session, {
       id: 'long-load',
@@ -187,6 +191,28 @@ describe('on AWS: long flow tasks', () => {
     expect(stopped.containers.find((c) => c.name === 'app')!.exitCode).toBe(0);
     const graphs = (await aws.request('GET', '/datasets/alice/flowed/graphs', { token: alice })).body as any[];
     expect(graphs.map((g) => [g.graphName, g.numberOfStatements])).toEqual([[`${EX}graphs/long`, 128]]);
+    expect(aws.aws.refusals()).toEqual([]);
+  }, 180_000);
+
+  it('a long task that fails on the worker task fails its run with the task\'s message (the task exits 1)', async () => {
+    await createFlow(p, 'alice', session, {
+      id: 'long-missing',
+      name: 'long missing',
+      accessLevel: 'Private',
+      tasks: [{ id: 'load', label: 'Load', type: 'loadFromUrl', settings: { url: `${source.url}/missing.nt`, dataset: { account: 'alice', dataset: 'flowed' } }, timeoutSeconds: 3600 }],
+      connections: [],
+    });
+    const before = workerTasks('flow-task').length;
+    const started = await startRun(p, '/flows/blueprints/alice/long-missing/run', alice);
+    expect(started.status, started.text).toBe(201);
+    const run = await waitForRun(p, started.body.id, alice, 120_000);
+    expect(run.status).toBe('failed');
+    expect(JSON.stringify(run.error)).toMatch(/missing\.nt.*404|404.*missing\.nt/);
+    const tasks = (await aws.request('GET', `/flows/taskInstances?runId=${run.id}`, { token: alice })).body as any[];
+    expect(tasks.map((t) => [t.taskId, t.status])).toEqual([['load', 'failed']]);
+    const [ran] = workerTasks('flow-task').slice(before);
+    const stopped = await aws.aws.ecs.waitStopped(ran!.taskArn);
+    expect(stopped.containers.find((c) => c.name === 'app')!.exitCode).toBe(1);
     expect(aws.aws.refusals()).toEqual([]);
   }, 180_000);
 });
