@@ -39,7 +39,13 @@ export class ImportRecovery {
         await this.catalog.emptyTrash(dataset.id).catch(() => {});
         for (const job of await this.platform.store.listJobs(dataset.id)) {
           let checked = await this.endIfStalled(job);
-          if (checked === job) checked = await this.endIfWorkerStopped(job);
+          // A worker that cannot be asked now (a throttled DescribeTasks) is asked again next sweep.
+          if (checked === job) {
+            checked = await this.endIfWorkerStopped(job).catch((e: unknown) => {
+              this.platform.logger.warn('asking about an import job\'s worker failed', { datasetId: job.datasetId, jobId: job.jobId, error: (e as Error)?.message ?? String(e) });
+              return job;
+            });
+          }
           if (checked !== job && checked.status === 'error') ended++;
         }
       }
