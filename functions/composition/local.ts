@@ -360,6 +360,8 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     await finishRemovals();
     const removalSweep = setInterval(() => void finishRemovals(), 5 * 60_000);
     removalSweep.unref();
+    // Hosts a killed earlier run left behind end first; recover() launches the services' hosts anew.
+    await serviceHosts?.sweep();
     await services.sparqlServices.recover();
     scheduler.load(await services.platform.flows.listAllSchedules());
     const handlers = Object.fromEntries(

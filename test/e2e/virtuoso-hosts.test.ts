@@ -3,8 +3,12 @@
  * virtuoso-t process, loaded from the snapshot once; queries reach it through the same HTTP routes.
  * Needs Debian's virtuoso-opensource-7: the suite skips loudly without it, and fails under CI=true.
  */
-import { readdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, virtuosoIni } from '../../functions/adapters/local/virtuoso-service-hosts.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFiles } from '../support/imports.js';
 import { TestPlatform } from '../support/platform.js';
@@ -132,6 +136,33 @@ describe.skipIf(!found)('a virtuoso host that cannot start', () => {
       expect(query.status).toBe(503);
     } finally {
       await p.stop();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!found)('virtuoso hosts an earlier run left behind', () => {
+  it('are ended and removed when the platform starts (a killed platform leaves its virtuoso-t children running)', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'ldp-test-'));
+    const dir = join(dataDir, 'virtuoso', 'virtuoso-t-0123456789abcdef');
+    await mkdir(dir, { recursive: true });
+    const http = await freePort();
+    const ini = join(dir, 'virtuoso.ini');
+    await writeFile(ini, virtuosoIni(dir, { sql: await freePort(), http }));
+    const stray = spawn(found!.server, ['+foreground', '+configfile', ini], { cwd: dir, stdio: 'ignore' });
+    const exited = new Promise((r) => stray.once('exit', r));
+    try {
+      for (let i = 0; i < 300 && !existsSync(join(dir, 'virtuoso.lck')); i++) await delay(100);
+      expect(existsSync(join(dir, 'virtuoso.lck'))).toBe(true);
+      const p = await TestPlatform.start({ dataDir, env: { VIRTUOSO_HOSTS: found!.server } });
+      try {
+        expect(await Promise.race([exited.then(() => 'ended'), delay(10_000).then(() => 'still running')])).toBe('ended');
+        expect(existsSync(dir)).toBe(false);
+      } finally {
+        await p.stop();
+      }
+    } finally {
+      stray.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
 });

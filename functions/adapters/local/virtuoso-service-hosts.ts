@@ -14,7 +14,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from '../../ports/logger.js';
@@ -177,6 +177,34 @@ export class VirtuosoServiceHosts implements ServiceHosts {
     const found = options.isql ?? isqlBeside(options.server);
     if (!found) throw new Error('VIRTUOSO_HOSTS: isql-vt (from the same Virtuoso installation) was not found');
     this.isqlPath = found;
+  }
+
+  /**
+   * Ends hosts a previous run of the platform left behind (it was killed, or crashed: its
+   * virtuoso-t children outlive it) and removes their databases. Run before the services are
+   * recovered (which launches their hosts anew). A host's process is found by the PID in its
+   * database's lock file, and ended only when its command line names that host's own ini.
+   */
+  async sweep(): Promise<void> {
+    const entries = await readdir(this.options.dir).catch(() => [] as string[]);
+    for (const entry of entries) {
+      if (!entry.startsWith('virtuoso-t-')) continue;
+      const dir = path.join(this.options.dir, entry);
+      const pid = Number(/VIRT_PID=(\d+)/.exec(await readFile(path.join(dir, 'virtuoso.lck'), 'utf8').catch(() => ''))?.[1]);
+      if (pid > 0) {
+        const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+        if (cmdline.includes(path.join(dir, 'virtuoso.ini'))) {
+          this.options.logger.warn('ending a virtuoso host left behind by an earlier run', { pid, dir: entry });
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+          for (let i = 0; i < 100 && (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')); i++) await delay(50);
+        }
+      }
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   /** Wires the lifecycle once the services exist (they need the hosts, the hosts report to them). */
