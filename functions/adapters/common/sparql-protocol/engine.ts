@@ -56,6 +56,10 @@
  * (result conversion), snapshot-names.ts (stored graph names), options.ts; this file holds the
  * engine, its per-snapshot store and the reasoning rules.
  *
+ * Hosts (issue 19): `load` is open() that also describes the loaded snapshot (its id and graph
+ * names), which a SPARQL host records on its service; `attach` makes a store over such a snapshot
+ * in another process (the SPARQL functions): nothing is loaded, and its close() drops nothing.
+ *
  * Not provided: `update()` (dataset updates need the embedded engine) and `replicas` (the external
  * store scales on its own; `maxConcurrentQueries` bounds what one snapshot sends at once).
  */
