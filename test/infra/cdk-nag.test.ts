@@ -127,7 +127,7 @@ describe('cdk-nag AwsSolutions', () => {
     const wildcards = new Set(acknowledgements(app).filter((a) => a.id.startsWith('AwsSolutions-IAM5')).map((a) => a.id));
     const allowed = [
       /^AwsSolutions-IAM5\[Resource::\*\]$/, // X-Ray, task tokens
-      /^AwsSolutions-IAM5\[Resource::LinkedDataPlatform-Stateful:ExportsOutputFnGetAtt(DataBucket\w+\/datasets|UploadsBucket\w+|ArtifactsBucket\w+)\/\*\]$/,
+      /^AwsSolutions-IAM5\[Resource::LinkedDataPlatform-Stateful:ExportsOutputFnGetAtt(DataBucket\w+\/datasets|UploadsBucket\w+(\/tus)?|ArtifactsBucket\w+)\/\*\]$/, // tus/: uploads named at creation
       /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:(stateMachine:[\w-]+-flow-\*|execution:[\w-]+-flow-\*:\*)\]$/,
       // ECS tasks of the platform's cluster (task ARNs are made at RunTask): DescribeTasks of the worker task.
       /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task\/<ContainersCluster\w+>\/\*\]$/,

@@ -4,10 +4,9 @@ import type { AccessService } from '../datasets/access-service.js';
 import type { Caller } from '../shared/caller.js';
 import type { DatasetRecord } from '../datasets/datasets.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../shared/errors.js';
-import { graphBlobKey, type GraphCatalog } from '../data/graph-catalog.js';
-import { GraphBlobWriter } from '../data/graph-writer.js';
-import { ImportService } from '../data/import-service.js';
-import { type GraphEntry, manifestTotals } from '../data/graphs.js';
+import type { GraphCatalog } from '../data/graph-catalog.js';
+import { manifestTotals } from '../data/graphs.js';
+import { applyDatasetUpdate } from './dataset-update.js';
 import type { Platform, PlatformSettings } from '../shared/platform.js';
 import {
   assertServiceName,
@@ -433,71 +432,11 @@ export class ServiceLifecycle {
     return (await store).query({ ...request, timeoutMs: this.limits.queryTimeoutMs });
   }
 
-  /**
-   * SPARQL Update on the dataset's own endpoint: applied to a private copy of the current graphs,
-   * whose result becomes a new dataset version exactly like an import (graph ids kept by name).
-   * If the dataset changed while the update ran, nothing is written and the caller retries.
-   */
+  /** SPARQL Update on the dataset's own endpoint (dataset-update.ts). */
   async updateDataset(caller: Caller | null, account: string, datasetName: string, update: string, baseUrl: string, baseIri?: string) {
     const { dataset, owner } = await this.access.writableDataset(caller, account, datasetName, 'update data');
     this.snapshotOf(dataset, { external: false });
-    const baseKey = dataset.graphsManifest ?? null;
-    const base = await this.catalog.manifestAt(baseKey);
-    const defaultGraph = ImportService.defaultGraphFor(baseUrl, owner, dataset);
-    // The dataset's default graph is the update's default graph (what INSERT DATA without GRAPH
-    // writes and DELETE WHERE without GRAPH reads); every other graph keeps its name.
-    const store = await this.platform.engine.open(
-      { statements: dataset.statements, chunks: () => this.catalog.nquads(base, { asDefaultGraph: defaultGraph }) },
-      { reasoner: 'None', replicas: 1 },
-    );
-    let graphs: Map<string, string>;
-    try {
-      if (!store.update) throw new ValidationError('This engine does not take updates.');
-      graphs = await store.update(update, baseIri);
-    } finally {
-      await store.close();
-    }
-    const written: string[] = [];
-    const entries: GraphEntry[] = [];
-    const now = this.now();
-    try {
-      const byName = new Map<string, string[]>();
-      for (const [name, text] of graphs) {
-        const graphName = name === '' ? defaultGraph : name;
-        byName.set(graphName, [...(byName.get(graphName) ?? []), text]);
-      }
-      for (const [graphName, texts] of byName) {
-        const writer = new GraphBlobWriter(this.platform.blobs.data, graphBlobKey(dataset.id, this.platform.ids.newId()));
-        written.push(writer.blobKey);
-        for (const text of texts) {
-          for (const line of text.split('\n')) {
-            const draining = line ? writer.add(line) : undefined;
-            if (draining) await draining;
-          }
-        }
-        await writer.end();
-        if (writer.statements === 0) continue;
-        const old = base.graphs.find((g) => g.graphName === graphName);
-        entries.push({
-          id: old?.id ?? this.platform.ids.newId(),
-          graphName,
-          numberOfStatements: writer.statements,
-          importedAt: old?.importedAt ?? now,
-          blobKey: writer.blobKey,
-        });
-      }
-      const result = await this.catalog.swap(dataset.id, async (_current, latest) => {
-        if ((latest.graphsManifest ?? null) !== baseKey) throw new ConflictError('The dataset changed while the update ran; nothing was written. Send the update again.');
-        return { graphs: entries };
-      });
-      await this.catalog.collect(dataset.id, result.previous);
-      const kept = new Set(entries.map((e) => e.blobKey));
-      for (const key of written) if (!kept.has(key)) await this.platform.blobs.data.delete(key).catch(() => {});
-      return { graphCount: result.dataset.graphCount, statements: result.dataset.statements };
-    } catch (e) {
-      for (const key of written) await this.platform.blobs.data.delete(key).catch(() => {});
-      throw e;
-    }
+    return applyDatasetUpdate(this.platform, this.catalog, { dataset, owner }, { update, baseUrl, baseIri });
   }
 
   /** After a restart of the embedded platform: load the services that were serving. */

@@ -1,0 +1,82 @@
+/**
+ * SPARQL Update on a dataset's own endpoint, used by ServiceLifecycle.updateDataset after its
+ * access and size checks.
+ */
+import type { AccountRecord } from '../../ports/records/accounts.js';
+import type { DatasetRecord } from '../datasets/datasets.js';
+import { graphBlobKey, type GraphCatalog } from '../data/graph-catalog.js';
+import { GraphBlobWriter } from '../data/graph-writer.js';
+import { ImportService } from '../data/import-service.js';
+import type { GraphEntry } from '../data/graphs.js';
+import { ConflictError, ValidationError } from '../shared/errors.js';
+import type { Platform } from '../shared/platform.js';
+
+/**
+ * SPARQL Update on the dataset's own endpoint: applied to a private copy of the current graphs,
+ * whose result becomes a new dataset version exactly like an import (graph ids kept by name).
+ * If the dataset changed while the update ran, nothing is written and the caller retries.
+ */
+export async function applyDatasetUpdate(
+  platform: Platform,
+  catalog: GraphCatalog,
+  { dataset, owner }: { dataset: DatasetRecord; owner: AccountRecord },
+  { update, baseUrl, baseIri }: { update: string; baseUrl: string; baseIri?: string },
+): Promise<{ graphCount: number; statements: number }> {
+  const baseKey = dataset.graphsManifest ?? null;
+  const base = await catalog.manifestAt(baseKey);
+  const defaultGraph = ImportService.defaultGraphFor(baseUrl, owner, dataset);
+  // The dataset's default graph is the update's default graph (what INSERT DATA without GRAPH
+  // writes and DELETE WHERE without GRAPH reads); every other graph keeps its name.
+  const store = await platform.engine.open(
+    { statements: dataset.statements, chunks: () => catalog.nquads(base, { asDefaultGraph: defaultGraph }) },
+    { reasoner: 'None', replicas: 1 },
+  );
+  let graphs: Map<string, string>;
+  try {
+    if (!store.update) throw new ValidationError('This engine does not take updates.');
+    graphs = await store.update(update, baseIri);
+  } finally {
+    await store.close();
+  }
+  const written: string[] = [];
+  const entries: GraphEntry[] = [];
+  const now = platform.clock.now().toISOString();
+  try {
+    const byName = new Map<string, string[]>();
+    for (const [name, text] of graphs) {
+      const graphName = name === '' ? defaultGraph : name;
+      byName.set(graphName, [...(byName.get(graphName) ?? []), text]);
+    }
+    for (const [graphName, texts] of byName) {
+      const writer = new GraphBlobWriter(platform.blobs.data, graphBlobKey(dataset.id, platform.ids.newId()));
+      written.push(writer.blobKey);
+      for (const text of texts) {
+        for (const line of text.split('\n')) {
+          const draining = line ? writer.add(line) : undefined;
+          if (draining) await draining;
+        }
+      }
+      await writer.end();
+      if (writer.statements === 0) continue;
+      const old = base.graphs.find((g) => g.graphName === graphName);
+      entries.push({
+        id: old?.id ?? platform.ids.newId(),
+        graphName,
+        numberOfStatements: writer.statements,
+        importedAt: old?.importedAt ?? now,
+        blobKey: writer.blobKey,
+      });
+    }
+    const result = await catalog.swap(dataset.id, async (_current, latest) => {
+      if ((latest.graphsManifest ?? null) !== baseKey) throw new ConflictError('The dataset changed while the update ran; nothing was written. Send the update again.');
+      return { graphs: entries };
+    });
+    await catalog.collect(dataset.id, result.previous);
+    const kept = new Set(entries.map((e) => e.blobKey));
+    for (const key of written) if (!kept.has(key)) await platform.blobs.data.delete(key).catch(() => {});
+    return { graphCount: result.dataset.graphCount, statements: result.dataset.statements };
+  } catch (e) {
+    for (const key of written) await platform.blobs.data.delete(key).catch(() => {});
+    throw e;
+  }
+}
