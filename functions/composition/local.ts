@@ -345,6 +345,7 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     serviceHosts?.bind({
       run: (...args) => services.sparqlServices.runHost(...args),
       current: (...args) => services.sparqlServices.hostIsCurrent(...args),
+      lost: (...args) => services.hostWatchdog.lost(...args),
     });
     tasks.bind({
       runImport: async (datasetId, jobId) => void (await services.imports.run(datasetId, jobId)),

@@ -20,6 +20,7 @@ import { FlowHookService } from '../domain/flows/hooks/hook-service.js';
 import { FlowScheduleService } from '../domain/flows/schedules/schedule-service.js';
 import { FlowNotifier } from '../domain/flows/runs/notifications.js';
 import { ServiceLifecycle } from '../domain/sparql/service-lifecycle.js';
+import { HostWatchdog } from '../domain/sparql/host-watchdog.js';
 import { urlFetcher } from '../adapters/common/fetch-url.js';
 import type { InternalEndpoint } from '../adapters/common/outbound-guard.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
@@ -86,6 +87,7 @@ export function createServices(platform: Platform): Services {
     exports: new ExportService(access, catalog),
     assets: new AssetService(platform, access),
     sparqlServices,
+    hostWatchdog: new HostWatchdog(platform, sparqlServices),
     savedQueries,
     flows,
     flowRuns,

@@ -7,14 +7,18 @@ const SWEEP_BUDGET_MS = 60_000;
 
 /**
  * The sweeps of the watchdog, each bounded and independent: flows (runs that stopped reporting,
- * unfinished flow removals) and, from the data side, import jobs that stopped reporting. One line
- * each; the domain classes (flows/runs/watchdog.ts, data/import-recovery.ts) say what they do.
+ * unfinished flow removals), from the data side, import jobs that stopped reporting, and SPARQL
+ * services whose host ended. One line each; the domain classes (flows/runs/watchdog.ts,
+ * data/import-recovery.ts, sparql/host-watchdog.ts) say what they do.
  */
 const SWEEPS: Record<string, (services: Services) => Promise<unknown>> = {
   flows: (services) => services.flowWatchdog.sweep(SWEEP_BUDGET_MS),
   // Import jobs whose worker was cut off end in error; superseded graph blobs past their grace go.
   // Needs: table RW, data and uploads buckets RW (graph trash, the job's uploads), upload events.
   imports: (services) => services.imports.endStalledJobs(Date.now() + SWEEP_BUDGET_MS),
+  // SPARQL services whose host task stopped (or ECS no longer knows it) leave starting/running.
+  // Needs: table RW, serviceHosts 'describe' (DescribeTasks in the cluster).
+  serviceHosts: (services) => services.hostWatchdog.sweep(Date.now() + SWEEP_BUDGET_MS),
 };
 
 /**

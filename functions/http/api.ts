@@ -17,6 +17,7 @@ import type { FlowHookService } from '../domain/flows/hooks/hook-service.js';
 import type { FlowScheduleService } from '../domain/flows/schedules/schedule-service.js';
 import type { FlowRuntimeHooks } from '../ports/flow-executor.js';
 import type { ServiceLifecycle } from '../domain/sparql/service-lifecycle.js';
+import type { HostWatchdog } from '../domain/sparql/host-watchdog.js';
 import { ValidationError } from '../domain/shared/errors.js';
 import type { Platform } from '../domain/shared/platform.js';
 import type { Logger } from '../ports/logger.js';
@@ -37,6 +38,8 @@ export interface Services {
   exports: ExportService;
   assets: AssetService;
   sparqlServices: ServiceLifecycle;
+  /** Services whose host ended on its own (the watchdog's sweep; the embedded hosts' reports). */
+  hostWatchdog: HostWatchdog;
   savedQueries: SavedQueryService;
   flows: FlowService;
   /** Existing runs: read, list, abort. */

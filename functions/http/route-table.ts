@@ -68,10 +68,11 @@ export interface FamilySpec {
     /**
      * SPARQL hosts (ECS Fargate, lib/constructs/sparql-hosts.ts): 'query' places the function in
      * the VPC with the security group the hosts' Virtuoso admits (it attaches to loaded snapshots);
+     * 'describe' asks whether host tasks still run (DescribeTasks in the cluster; the watchdog);
      * 'stop' may stop host tasks (StopTask in the cluster); 'manage' may also start them (RunTask
      * of the host task definition, PassRole of its roles). All are told SPARQL_HOSTS.
      */
-    serviceHosts?: 'query' | 'stop' | 'manage';
+    serviceHosts?: 'query' | 'describe' | 'stop' | 'manage';
   };
   memoryMb: number;
   timeoutSeconds: number;
@@ -393,7 +394,18 @@ export const WORKERS = {
   watchdog: {
     handler: 'watchdog',
     // workerTask 'describe': a job whose worker task stopped before ending it ends in error.
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', uploadEvents: true, flowExecutions: ['status', 'discard'], mail: true, workerTask: 'describe' },
+    // serviceHosts 'describe': a SPARQL service whose host task stopped leaves starting/running (error).
+    grants: {
+      table: 'RW',
+      dataBucket: 'RW',
+      uploadsBucket: 'RW',
+      artifactsBucket: 'RW',
+      uploadEvents: true,
+      flowExecutions: ['status', 'discard'],
+      mail: true,
+      workerTask: 'describe',
+      serviceHosts: 'describe',
+    },
     memoryMb: 1024,
     timeoutSeconds: 300,
     invokedBy: [],

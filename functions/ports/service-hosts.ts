@@ -36,6 +36,11 @@ export interface HostReporter {
   run(datasetId: string, serviceId: string, ref: string, endpoint: string, load: HostLoad): Promise<boolean>;
   /** Whether `ref` is still the service's host or pending host (a host that is not ends itself). */
   current(datasetId: string, serviceId: string, ref: string): Promise<boolean>;
+  /**
+   * A host (`ref`) that was the service's host or pending host ended on its own (it crashed, or
+   * was killed): the service must not claim to run on it. `reason` says how it ended.
+   */
+  lost(datasetId: string, serviceId: string, ref: string, reason: string): Promise<void>;
 }
 
 export interface ServiceHosts {
@@ -43,6 +48,12 @@ export interface ServiceHosts {
   serves(type: ServiceType): boolean;
   /** Starts a host for a snapshot; resolves its ref once started (not yet loaded). */
   launch(target: HostLaunch): Promise<string>;
+  /**
+   * Why the host `ref` is no longer there (it stopped, or is unknown here), or undefined while it
+   * runs (or is still starting). Rejects when that cannot be told now (ask again later). Asked
+   * by the watchdog about every service's host and pending host.
+   */
+  stopped(ref: string): Promise<string | undefined>;
   /** Stops a host (idempotent: a host already gone is fine). */
   stop(ref: string): Promise<void>;
   /** A store over a snapshot a host has loaded; loads nothing. Its close() leaves the host's data alone. */

@@ -146,7 +146,7 @@ export class SparqlHosts extends Construct {
     const value: SparqlHostsSettings =
       use === 'query'
         ? { use }
-        : use === 'stop'
+        : use === 'stop' || use === 'describe'
           ? { use, cluster }
           : {
               use,
@@ -183,6 +183,10 @@ export class SparqlHosts extends Construct {
           resources: ['*'],
         }),
       );
+    } else if (use === 'describe') {
+      const tasks = stack.formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.platform.cluster.clusterName}/*`, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+      role.addToPrincipalPolicy(new PolicyStatement({ actions: ['ecs:DescribeTasks'], resources: [tasks], conditions: { ArnEquals: { 'ecs:cluster': cluster } } }));
+      acknowledgeWildcardResource(role, tasks, 'Task ARNs are made by ECS at RunTask; the watchdog describes the host tasks services record, only in the platform\'s cluster (and DescribeTasks only reads).');
     } else {
       const tasks = stack.formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.platform.cluster.clusterName}/*`, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
       role.addToPrincipalPolicy(new PolicyStatement({ actions: ['ecs:StopTask'], resources: [tasks], conditions: { ArnEquals: { 'ecs:cluster': cluster } } }));

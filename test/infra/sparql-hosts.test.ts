@@ -3,8 +3,9 @@
  * service: Virtuoso (pinned public image, sized from the container table, its dba password a
  * generated secret, the SPARQL_UPDATE grant written by an init container) and the loader. The
  * functions the route table grants serviceHosts get exactly their use: 'manage' (RunTask of this
- * task definition, PassRole of its roles, StopTask in the cluster), 'query' (in the VPC with the
- * one security group Virtuoso admits), and every one is told SPARQL_HOSTS in the adapter's shape.
+ * task definition, PassRole of its roles, StopTask in the cluster), 'describe' (the watchdog:
+ * DescribeTasks in the cluster), 'query' (in the VPC with the one security group Virtuoso
+ * admits), and every one is told SPARQL_HOSTS in the adapter's shape.
  */
 import { describe, expect, it } from 'vitest';
 import { sparqlHostsSettings } from '../../functions/adapters/aws/ecs-service-hosts.js';
@@ -40,6 +41,7 @@ describe('the SPARQL hosts', () => {
     expect(WORKERS.flowTaskWorker.grants.serviceHosts).toBe('manage');
     expect(FAMILIES.sparql.grants.serviceHosts).toBe('query');
     expect(FAMILIES.queries.grants.serviceHosts).toBe('query');
+    expect(WORKERS.watchdog.grants.serviceHosts).toBe('describe');
     for (const d of DECLARED) {
       const id = logicalId(d.fn());
       if (d.grants.serviceHosts) {
@@ -76,6 +78,18 @@ describe('the SPARQL hosts', () => {
       subnets: stateless.containers.vpc.publicSubnets.map((s) => `{${logicalId(s as never)}}`),
       securityGroups: [`{${logicalId(hosts.securityGroup)}.GroupId}`],
     });
+  });
+
+  it('describe: the watchdog may only DescribeTasks of the cluster\'s tasks (is a service\'s host task still there?), is told the cluster, stays out of the VPC', () => {
+    const id = logicalId(stateless.workers.watchdog);
+    const clusterId = logicalId(stateless.containers.cluster);
+    const statements = ecsStatements(statementsOf(id)) as (Statement & { Condition: any })[];
+    // The same statement as its workerTask 'describe' (one statement: CDK merges identical ones).
+    expect(statements.map((s) => asArray(s.Action))).toEqual([['ecs:DescribeTasks']]);
+    expect(asArray(statements[0]!.Resource).map(render)).toEqual([`arn:{AWS::Partition}:ecs:{AWS::Region}:{AWS::AccountId}:task/{${clusterId}}/*`]);
+    expect(render(statements[0]!.Condition.ArnEquals['ecs:cluster'])).toBe(`{${clusterId}.Arn}`);
+    expect(hostsEnv(id)).toEqual({ use: 'describe', cluster: `{${clusterId}.Arn}` });
+    expect(slResources[id]!.Properties.VpcConfig).toBeUndefined();
   });
 
   it('query: in the VPC\'s public subnets with the client security group, no ECS action, told only that hosts exist', () => {

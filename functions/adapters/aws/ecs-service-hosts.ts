@@ -11,11 +11,12 @@ import { EcsError, type EcsApi } from './ecs-api.js';
  * JSON env var, SPARQL_HOSTS; see lib/constructs/sparql-hosts.ts):
  * - `query` (the functions that query services: in the VPC, with the security group the hosts'
  *   Virtuoso admits): attach only;
+ * - `describe` adds the cluster (the watchdog, asking whether services' host tasks still run);
  * - `stop` adds the cluster (the loader, stopping the host it replaced);
  * - `manage` adds the task definition, its loader container and the network (RunTask).
  */
 export interface SparqlHostsSettings {
-  use: 'query' | 'stop' | 'manage';
+  use: 'query' | 'describe' | 'stop' | 'manage';
   cluster?: string;
   taskDefinition?: string;
   /** The loader container's name (RunTask overrides its environment). */
@@ -34,12 +35,19 @@ export function sparqlHostsSettings(raw: string): SparqlHostsSettings {
   }
   const text = (v: unknown) => typeof v === 'string' && v.length > 0;
   const list = (v: unknown) => Array.isArray(v) && v.length > 0 && v.every(text);
-  if (value.use !== 'query' && value.use !== 'stop' && value.use !== 'manage') throw new Error(`${ENV.sparqlHosts}.use must be query, stop or manage`);
+  if (value.use !== 'query' && value.use !== 'describe' && value.use !== 'stop' && value.use !== 'manage') {
+    throw new Error(`${ENV.sparqlHosts}.use must be query, describe, stop or manage`);
+  }
   if (value.use !== 'query' && !text(value.cluster)) throw new Error(`${ENV.sparqlHosts}.cluster is required for ${value.use}`);
   if (value.use === 'manage' && (!text(value.taskDefinition) || !text(value.container) || !list(value.subnets) || !list(value.securityGroups))) {
     throw new Error(`${ENV.sparqlHosts} must hold taskDefinition, container, subnets and securityGroups for manage`);
   }
   return value as SparqlHostsSettings;
+}
+
+interface DescribeTasksOutput {
+  tasks?: { taskArn?: string; lastStatus?: string; stoppedReason?: string; containers?: { name?: string; exitCode?: number; reason?: string }[] }[];
+  failures?: { arn?: string; reason?: string }[];
 }
 
 interface RunTaskOutput {
@@ -106,8 +114,25 @@ export class EcsServiceHosts implements ServiceHosts {
     return arn;
   }
 
+  /** A host task that ECS reports STOPPED, or no longer knows, has stopped: why (DescribeTasks). */
+  async stopped(ref: string): Promise<string | undefined> {
+    if (this.settings.use === 'query' || !this.settings.cluster) throw new Error('this function may not ask about SPARQL hosts');
+    const out = await this.ecs.send<DescribeTasksOutput>('DescribeTasks', { cluster: this.settings.cluster, tasks: [ref] });
+    const task = out.tasks?.find((t) => t.taskArn === ref);
+    if (!task) {
+      const failure = out.failures?.find((f) => f.arn === ref);
+      if (failure?.reason === 'MISSING') return 'ECS no longer knows its host task';
+      throw new Error(`ECS DescribeTasks did not describe ${ref}${failure?.reason ? ` (${failure.reason})` : ''}`);
+    }
+    if (task.lastStatus !== 'STOPPED') return undefined;
+    // The container that ended it: a non-zero exit first (the loader's failure, Virtuoso's crash).
+    const ended = task.containers?.find((c) => c.exitCode !== undefined && c.exitCode !== 0) ?? task.containers?.find((c) => c.exitCode !== undefined || c.reason);
+    const exit = ended ? [ended.name, ended.exitCode !== undefined ? `exit code ${ended.exitCode}` : ended.reason].filter(Boolean).join(' ') : undefined;
+    return ['its host task stopped', exit, task.stoppedReason].filter(Boolean).join(': ');
+  }
+
   async stop(ref: string): Promise<void> {
-    if (this.settings.use === 'query' || !this.settings.cluster) throw new Error('this function may not stop SPARQL hosts');
+    if (this.settings.use === 'query' || this.settings.use === 'describe' || !this.settings.cluster) throw new Error('this function may not stop SPARQL hosts');
     try {
       await this.ecs.send('StopTask', { cluster: this.settings.cluster, task: ref, reason: 'The SPARQL service stopped, restarted, synced or was deleted' });
     } catch (e) {

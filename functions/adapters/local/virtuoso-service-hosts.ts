@@ -143,6 +143,7 @@ export const GRANT_SPARQL_UPDATE = 'GRANT SPARQL_UPDATE TO "SPARQL";';
 
 interface Host {
   ref: string;
+  target: HostLaunch;
   dir: string;
   child: ChildProcess;
   exited: string | null;
@@ -227,7 +228,7 @@ export class VirtuosoServiceHosts implements ServiceHosts {
     const configFile = path.join(dir, 'virtuoso.ini');
     await writeFile(configFile, virtuosoIni(dir, { sql, http }, this.options.settings), { mode: 0o600 });
     const child = spawn(this.options.server, ['+foreground', '+configfile', configFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    const host: Host = { ref, dir, child, exited: null, output: '' };
+    const host: Host = { ref, target, dir, child, exited: null, output: '' };
     const keep = (b: Buffer): void => {
       host.output = (host.output + b.toString('utf8')).slice(-4000);
     };
@@ -235,6 +236,7 @@ export class VirtuosoServiceHosts implements ServiceHosts {
     child.stderr?.on('data', keep);
     child.once('exit', (code, signal) => {
       host.exited = `exit ${code ?? signal}`;
+      this.ended(host);
     });
     child.once('error', (e) => {
       host.exited = e.message;
@@ -263,6 +265,30 @@ export class VirtuosoServiceHosts implements ServiceHosts {
       .finally(() => this.loads.delete(load));
     this.loads.add(load);
     return ref;
+  }
+
+  /**
+   * A host's virtuoso-t exited. Unless it was stopped (stop() forgets it first), it ended on its
+   * own (crashed, killed): the service is told, so it does not claim to run on it, and the
+   * host's database is removed.
+   */
+  private ended(host: Host): void {
+    if (this.hosts.get(host.ref) !== host || !this.reporter) return;
+    const reason = `its virtuoso-t ended (${host.exited})`;
+    this.options.logger.error('a virtuoso host ended on its own', { ref: host.ref, serviceId: host.target.serviceId, reason, output: host.output.trim().slice(-500) });
+    const { datasetId, serviceId } = host.target;
+    const told = this.reporter
+      .lost(datasetId, serviceId, host.ref, reason)
+      .catch((e: unknown) => this.options.logger.error('recording a lost virtuoso host failed', { ref: host.ref, error: e }))
+      .then(() => this.stop(host.ref))
+      .finally(() => this.loads.delete(told));
+    this.loads.add(told);
+  }
+
+  async stopped(ref: string): Promise<string | undefined> {
+    const host = this.hosts.get(ref);
+    if (!host) return 'this platform runs no such virtuoso-t host';
+    return host.exited ? `its virtuoso-t ended (${host.exited})` : undefined;
   }
 
   async stop(ref: string): Promise<void> {

@@ -277,9 +277,15 @@ export class ServiceLifecycle {
     return !!service && (service.host?.ref === ref || service.pendingHost?.ref === ref);
   }
 
-  /** A host (`ref`; null: the launch itself) failed: the service ends in error, or keeps its old host after a sync. */
-  private async hostFailed(datasetId: string, serviceId: string, ref: string | null, message: string): Promise<void> {
+  /**
+   * A host (`ref`; null: the launch) failed or ended (host-watchdog.ts): a start ends in error, a sync keeps its old
+   * host; the service whose host it was is in error (a sync still loading carries on). Other services are left alone. */
+  async hostFailed(datasetId: string, serviceId: string, ref: string | null, message: string): Promise<void> {
     await this.change(datasetId, serviceId, (s) => {
+      if (ref !== null && s.host?.ref === ref) {
+        if (s.status === 'updating' && s.pendingHost) return { ...s, host: undefined, error: { message } };
+        return { ...s, status: 'error', host: undefined, pendingSnapshot: undefined, pendingHost: undefined, error: { message } };
+      }
       if (s.status !== 'starting' && s.status !== 'updating') return null;
       if (ref !== null && s.pendingHost && s.pendingHost.ref !== ref) return null;
       const keepsOld = s.status === 'updating' && !!s.host;
