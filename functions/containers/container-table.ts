@@ -82,7 +82,6 @@ export const CONTAINERS = {
     cpu: 1024,
     memoryMb: 4096,
   },
-  /** One running SPARQL service: Virtuoso plus the loader that fills it from the snapshot. */
   /**
    * One running SPARQL service (lib/constructs/sparql-hosts.ts): Virtuoso plus the loader that
    * fills it from the snapshot. Grants: the table (the service record: the host, the swap), the

@@ -3,7 +3,8 @@
  * lib/constructs/sparql-hosts.ts). Beside it the `virtuoso` container (the openlink image) serves
  * SPARQL on VIRTUOSO_HTTP_PORT; this container
  *
- * 1. waits until that Virtuoso answers on 127.0.0.1 (containers of a task share the loopback);
+ * 1. waits until that Virtuoso answers on 127.0.0.1 (containers of a task share the loopback)
+ *    and takes updates (the image runs its initdb grant after it starts answering);
  * 2. loads the service's snapshot from the data bucket into it with the SPARQL-protocol engine's
  *    loader (reasoning materialised for `jena` services) and records the host on the service
  *    (endpoint `http://<task IP>:<port>/sparql`, the snapshot's stored graph names) through the
@@ -42,6 +43,42 @@ async function taskIdentity(): Promise<{ arn: string; ip: string }> {
   return { arn: task.TaskARN, ip };
 }
 
+const PROBE_GRAPH = '<urn:x-platform:readiness-probe>';
+
+/**
+ * Waits until Virtuoso takes SPARQL updates: its image answers queries before its `/initdb.d`
+ * scripts (the SPARQL_UPDATE grant) have run, and a load started then fails with SR186
+ * ("No permission to execute procedure"). Probes with an insert into a graph of its own, then
+ * drops it; bounded by `timeoutMs`.
+ */
+async function waitForUpdates(endpoint: string, timeoutMs: number, stopping: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const update = (text: string) =>
+    fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ update: text }),
+      signal: AbortSignal.timeout(10_000),
+    }).then(async (res) => ({ ok: res.ok, text: await res.text() }));
+  let last = '';
+  for (let attempt = 0; attempt < 100_000 && !stopping(); attempt++) {
+    try {
+      const res = await update(`INSERT DATA { GRAPH ${PROBE_GRAPH} { ${PROBE_GRAPH} ${PROBE_GRAPH} "ready" } }`);
+      if (res.ok) {
+        await update(`DROP SILENT GRAPH ${PROBE_GRAPH}`);
+        return;
+      }
+      last = res.text.slice(0, 300);
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    if (Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  if (stopping()) throw new Error('the task is stopping');
+  throw new Error(`Virtuoso at ${endpoint} did not take SPARQL updates within ${timeoutMs} ms (its initdb grant): ${last}`);
+}
+
 function positive(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -69,6 +106,7 @@ export async function run(_args: string[]): Promise<void> {
     const { arn, ip } = await taskIdentity();
     const local = virtuosoEndpoints(`http://127.0.0.1:${port}`);
     await waitForSparql(local.queryEndpoint, { timeoutMs: VIRTUOSO_START_MS, gone: () => (stopping ? 'the task is stopping' : null) });
+    await waitForUpdates(local.queryEndpoint, VIRTUOSO_START_MS, () => stopping);
     const services = await awsServices();
     const lifecycle = services.sparqlServices;
     const endpoint = `http://${ip}:${port}/sparql`;

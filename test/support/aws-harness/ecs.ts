@@ -263,7 +263,7 @@ export class FakeEcs {
     await Promise.all([...this.runtimes.values()].flatMap((rt) => [this.stopTask(rt, 'UserInitiated', 'Harness stopped', 2000), ...[...rt.running.values()].map((c) => c.stop(2000))]));
     this.metadata?.closeAllConnections();
     if (this.metadata) await new Promise((r) => this.metadata.close(r));
-    if (this.workDir) await rm(this.workDir, { recursive: true, force: true });
+    if (this.workDir) await rm(this.workDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }).catch(() => {});
   }
 
   /** The instances registered in a Cloud Map service (by ARN): where a VPC-link route forwards. */
@@ -539,7 +539,8 @@ export class FakeEcs {
     task.lastStatus = 'STOPPED';
     task.stoppedAt = Date.now();
     this.runtimes.delete(task.taskId);
-    await rm(rt.dir, { recursive: true, force: true });
+    // A process the kill has not reaped yet may still write there (virtuoso-t): retry, never fail the stop over a temp dir.
+    await rm(rt.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }).catch(() => {});
     rt.markStopped();
     const service = task.group?.startsWith('service:') ? this.o.app.ecsServices.find((s) => `service:${s.name}` === task.group) : undefined;
     if (service && !this.stopping) {
