@@ -83,7 +83,7 @@ beforeAll(async () => {
   process.env.AWS_REGION = 'eu-west-1';
   process.env.AWS_ACCESS_KEY_ID = 'AKIDTESTECSQUEUE';
   process.env.AWS_SECRET_ACCESS_KEY = 'not-a-secret';
-  queue = new EcsTaskQueue(ecsApi({ AWS_ENDPOINT_URL_ECS: endpoint }), SETTINGS, functions);
+  queue = new EcsTaskQueue(ecsApi({ endpoint }), SETTINGS, functions);
 });
 afterAll(async () => {
   await new Promise((r) => server.close(r));
@@ -106,6 +106,8 @@ describe('EcsTaskQueue', () => {
     expect(call!.headers['content-type']).toBe('application/x-amz-json-1.1');
     expect(call!.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDTESTECSQUEUE\/\d{8}\/eu-west-1\/ecs\/aws4_request, SignedHeaders=[^,]*host[^,]*x-amz-target/);
     expect(call!.body).toEqual({
+      // The SDK makes RunTask idempotent: a retried request starts no second task.
+      clientToken: expect.any(String),
       cluster: SETTINGS.cluster,
       taskDefinition: SETTINGS.taskDefinition,
       launchType: 'FARGATE',
@@ -157,7 +159,7 @@ describe('EcsTaskQueue', () => {
   });
 
   it('a function told only the cluster (the watchdog) cannot start tasks', async () => {
-    const describeOnly = new EcsTaskQueue(ecsApi({ AWS_ENDPOINT_URL_ECS: 'http://127.0.0.1:9' }), { cluster: SETTINGS.cluster, container: 'app' });
+    const describeOnly = new EcsTaskQueue(ecsApi({ endpoint: 'http://127.0.0.1:9' }), { cluster: SETTINGS.cluster, container: 'app' });
     await expect(describeOnly.enqueueImport('ds1', 'job1')).rejects.toThrow('this function may not start the worker task');
   });
 });
