@@ -3,11 +3,14 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { ntIri, ntTextToNq } from '../../rdf/nt.js';
 import type { DatasetRecord } from '../datasets/datasets.js';
+import type { JobRecord } from './jobs.js';
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import { EMPTY_MANIFEST, type GraphManifest, manifestTotals } from './graphs.js';
 import type { Platform } from '../shared/platform.js';
 
 const MAX_SWAP_ATTEMPTS = 8;
+/** Statuses of an import job whose worker may still be reading graph blobs. */
+const RUNNING_JOB_STATUSES: readonly JobRecord['status'][] = ['pending', 'downloading', 'indexing'];
 const MANIFEST_CACHE_SIZE = 256;
 /** zlib's default 16 KiB output chunks cost a callback each; larger ones read a graph far faster. */
 const GUNZIP_CHUNK = 256 * 1024;
@@ -127,17 +130,27 @@ export class GraphCatalog {
     await this.emptyTrash(datasetId).catch((e: unknown) => this.platform.logger.warn('emptying the graph trash failed', { datasetId, error: (e as Error)?.message }));
   }
 
-  /** Deletes the blobs of trash lists older than the grace period that are still unreferenced. */
+  /**
+   * Deletes the blobs of trash lists older than the grace period that are still unreferenced.
+   * Long work first: an import job of the dataset that was created before a list was written and
+   * is still running (for hours, on a worker task) may still read blobs of the manifest it
+   * started from (a merge in its swap), so that list waits until the job has ended.
+   */
   async emptyTrash(datasetId: string): Promise<void> {
     const grace = this.platform.settings.imports?.supersededGraphGraceMs;
     if (grace === undefined) return;
-    const cutoff = this.platform.clock.now().getTime() - grace;
-    const due: string[] = [];
+    let cutoff = this.platform.clock.now().getTime() - grace;
+    const lists: { key: string; at: number }[] = [];
     for await (const blob of this.platform.blobs.data.list(trashPrefix(datasetId))) {
       const at = Number(/\/(\d+)-[^/]*\.json$/.exec(blob.key)?.[1]);
-      if (Number.isFinite(at) && at <= cutoff) due.push(blob.key);
-      if (due.length >= 100) break;
+      if (Number.isFinite(at) && at <= cutoff) lists.push({ key: blob.key, at });
+      if (lists.length >= 100) break;
     }
+    if (lists.length === 0) return;
+    for (const job of await this.platform.store.listJobs(datasetId)) {
+      if (RUNNING_JOB_STATUSES.includes(job.status)) cutoff = Math.min(cutoff, Date.parse(job.createdAt) - 1);
+    }
+    const due = lists.filter((l) => l.at <= cutoff).map((l) => l.key);
     if (due.length === 0) return;
     const kept = await this.referencedBlobs(datasetId);
     for (const listKey of due) {

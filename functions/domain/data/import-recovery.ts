@@ -36,7 +36,6 @@ export class ImportRecovery {
       const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
       for (const { item: dataset } of batch.items) {
         datasets++;
-        await this.catalog.emptyTrash(dataset.id).catch(() => {});
         for (const job of await this.platform.store.listJobs(dataset.id)) {
           let checked = await this.endIfStalled(job);
           // A worker that cannot be asked now (a throttled DescribeTasks) is asked again next sweep.
@@ -48,6 +47,8 @@ export class ImportRecovery {
           }
           if (checked !== job && checked.status === 'error') ended++;
         }
+        // After the jobs: trash that a job ended just now held (graph-catalog.ts) may go in this sweep.
+        await this.catalog.emptyTrash(dataset.id).catch(() => {});
       }
       const last = batch.items[batch.items.length - 1];
       if (!batch.more || !last) break;
