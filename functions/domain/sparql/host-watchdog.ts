@@ -27,7 +27,7 @@ export class HostWatchdog {
     const message = pending
       ? `The service's host ended before it had loaded the data (${reason}).`
       : `The service's host ended (${reason}); the service answers queries again once started (POST {"start": true}).`;
-    await this.lifecycle.hostFailed(datasetId, serviceId, ref, message);
+    await this.lifecycle.hostFailed(datasetId, serviceId, ref, message, true);
   }
 
   /**

@@ -280,14 +280,15 @@ export class ServiceLifecycle {
   /**
    * A host (`ref`; null: the launch) failed or ended (host-watchdog.ts): a start ends in error, a sync keeps its old
    * host; the service whose host it was is in error (a sync still loading carries on). Other services are left alone. */
-  async hostFailed(datasetId: string, serviceId: string, ref: string | null, message: string): Promise<void> {
+  async hostFailed(datasetId: string, serviceId: string, ref: string | null, message: string, recorded = false): Promise<void> {
     await this.change(datasetId, serviceId, (s) => {
       if (ref !== null && s.host?.ref === ref) {
         if (s.status === 'updating' && s.pendingHost) return { ...s, host: undefined, error: { message } };
         return { ...s, status: 'error', host: undefined, pendingSnapshot: undefined, pendingHost: undefined, error: { message } };
       }
       if (s.status !== 'starting' && s.status !== 'updating') return null;
-      if (ref !== null && s.pendingHost && s.pendingHost.ref !== ref) return null;
+      // `recorded`: only while `ref` is still the pending host (a restart may have dropped it meanwhile).
+      if (ref !== null && (recorded ? s.pendingHost?.ref !== ref : s.pendingHost && s.pendingHost.ref !== ref)) return null;
       const keepsOld = s.status === 'updating' && !!s.host;
       return { ...s, status: keepsOld ? 'running' : 'error', pendingSnapshot: undefined, pendingHost: undefined, error: { message } };
     });
