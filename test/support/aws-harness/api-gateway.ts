@@ -67,6 +67,10 @@ export class ApiGateway {
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res).catch((e) => this.fail(res, 500, 'Internal Server Error', String(e), req.url ?? '')));
+    // API Gateway keeps idle connections far longer than Node's default 5 s. With 5 s, a client's
+    // pooled keep-alive socket could be closed by the server just as a large POST went out on it
+    // (ECONNRESET: fetch retries no POST), which test/aws/sparql-hosts saw after a pause of a few seconds.
+    this.server.keepAliveTimeout = 65_000;
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
