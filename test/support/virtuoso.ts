@@ -6,9 +6,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../../functions/adapters/local/virtuoso-service-hosts.js';
 
 export const VIRTUOSO_PACKAGE = 'virtuoso-opensource-7';
 
@@ -54,17 +54,6 @@ export function findVirtuoso(): { server: string; isql: string } | null {
   return server && isql ? { server, isql } : null;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function ini(dir: string, httpPort: number, sqlPort: number): string {
   const f = (name: string): string => path.join(dir, name);
