@@ -4,10 +4,12 @@
  * oxigraph engine on the same snapshot. Without `virtuoso-t` the suite is skipped with a loud
  * message, except under CI=true, where that is a failure.
  */
+import { type AddressInfo, createServer } from 'node:net';
 import * as oxigraph from 'oxigraph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { oxigraphEngine } from '../../functions/adapters/common/oxigraph/oxigraph-engine.js';
+import { MAX_GET_URL } from '../../functions/adapters/common/sparql-protocol/endpoints.js';
 import { SparqlProtocolEngine } from '../../functions/adapters/common/sparql-protocol/engine.js';
 import {
   type EngineQuery,
@@ -380,6 +382,30 @@ describe.skipIf(!found)('SparqlProtocolEngine against Virtuoso (virtuoso-opensou
     } finally {
       await big.close();
     }
+  });
+
+  it('answers a query too long for a GET URL (sent as a POST) as it answers a short one, and the same query again the same', async () => {
+    const short = 'SELECT ?name WHERE { ?p a ex:Person ; ex:name ?name }';
+    const long = `SELECT ?name WHERE { ?p a ex:Person ; ex:name ?name FILTER(?name != "${'x'.repeat(MAX_GET_URL)}") }`;
+    const expected = canonical(rows(await ask(store, short)));
+    expect(expected).toHaveLength(3);
+    expect(canonical(rows(await ask(store, long)))).toEqual(expected);
+    // Rewritten once per store and reused: the second answer is the first.
+    expect(canonical(rows(await ask(store, short)))).toEqual(expected);
+    expect(canonical(rows(await ask(store, long)))).toEqual(expected);
+  });
+
+  it('reports a store it cannot reach as EngineOverloadedError saying so', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const gone = new SparqlProtocolEngine({ queryEndpoint: `http://127.0.0.1:${closed}/sparql` }).attach({ snapshotId: 'a'.repeat(24), graphs: [PEOPLE], hasDefault: false, statements: 1 });
+    const failed = gone.query({ query: 'ASK { ?s ?p ?o }', format: JSON_RESULTS, timeoutMs: 5000 });
+    await expect(failed).rejects.toBeInstanceOf(EngineOverloadedError);
+    await expect(failed).rejects.toThrow(/unreachable/);
   });
 
   it('serves two snapshots side by side: the old one answers while the new one loads, and closing drops only its graphs', async () => {

@@ -76,17 +76,20 @@ import {
   type SparqlStore,
 } from '../../../ports/sparql-engine.js';
 import type { HostedSnapshot } from '../../../ports/records/sparql.js';
-import { EndpointError, Endpoints, failure, N_TRIPLES, RESULTS_JSON, TimeoutSignal } from './endpoints.js';
+import { EndpointError, Endpoints, failure, N_TRIPLES, RESULTS_JSON, TimeoutSignal, UnreachableError } from './endpoints.js';
 import { Loader } from './load.js';
 import type { SparqlProtocolEngineOptions } from './options.js';
 import { convertGraph, convertTabular, TABULAR_FORMATS } from './results.js';
-import { rewriteQuery } from './rewrite.js';
+import { type Rewritten, rewriteQuery } from './rewrite.js';
 import { SnapshotNames } from './snapshot-names.js';
 import { defaultLogger } from '../powertools-logger.js';
 
 export type { EndpointAuth, SparqlProtocolEngineOptions } from './options.js';
 
 const INFERRED_GRAPH = 'urn:x-platform:inferred';
+/** Rewritten queries a store keeps (by text, base IRI and protocol dataset), and the longest text it keeps. */
+const REWRITE_CACHE_ENTRIES = 256;
+const REWRITE_CACHE_MAX_CHARS = 16_384;
 
 // ---------------------------------------------------------------------------------------------
 // Reasoning: the embedded engine's rules, as updates over this snapshot's graphs.
@@ -139,6 +142,11 @@ class ProtocolStore implements SparqlStore {
   private closed = false;
   private readonly limiter: Limiter;
   private readonly idle = new Set<() => void>();
+  /**
+   * Queries already rewritten for this snapshot, most recently used last: a query sent again (an
+   * application's, a saved query's) skips the parse, rewrite and serialisation (0.3–0.6 ms).
+   */
+  private readonly rewrites = new Map<string, Rewritten>();
 
   /** `attached`: a snapshot another process loaded (close() then leaves its graphs alone). */
   constructor(
@@ -192,7 +200,7 @@ class ProtocolStore implements SparqlStore {
     await this.limiter.acquire();
     let timeout: TimeoutSignal | undefined;
     try {
-      const { text, form } = await rewriteQuery(request, this.names);
+      const { text, form } = await this.rewrite(request);
       const tabular = form === 'SELECT' || form === 'ASK';
       if (tabular !== TABULAR_FORMATS.has(format)) throw new EngineQueryError(`${form} results cannot be written as ${format}.`);
       const remaining = request.timeoutMs - (Date.now() - started);
@@ -210,6 +218,7 @@ class ProtocolStore implements SparqlStore {
     } catch (e) {
       if (timeout?.timedOut) throw new EngineTimeoutError(timeoutMessage());
       if (e instanceof EngineQueryError || e instanceof EngineTimeoutError || e instanceof EngineOverloadedError) throw e;
+      if (e instanceof UnreachableError) throw new EngineOverloadedError(`The SPARQL store is unreachable: ${e.message}`);
       if (e instanceof TypeError && e.message === 'fetch failed') {
         // fetch failed: the store is unreachable.
         throw new EngineOverloadedError(`The SPARQL store is unreachable: ${(e.cause as Error | undefined)?.message ?? e.message}`);
@@ -220,6 +229,22 @@ class ProtocolStore implements SparqlStore {
       this.limiter.release();
       if (this.limiter.busy === 0) for (const wake of this.idle) wake();
     }
+  }
+
+  /** rewriteQuery, remembered per query (the snapshot's names never change). */
+  private async rewrite(request: EngineQuery): Promise<Rewritten> {
+    if (request.query.length > REWRITE_CACHE_MAX_CHARS) return rewriteQuery(request, this.names);
+    const key = JSON.stringify([request.query, request.baseIri ?? null, request.defaultGraphs ?? null, request.namedGraphs ?? null]);
+    const known = this.rewrites.get(key);
+    if (known) {
+      this.rewrites.delete(key);
+      this.rewrites.set(key, known);
+      return known;
+    }
+    const rewritten = await rewriteQuery(request, this.names);
+    this.rewrites.set(key, rewritten);
+    if (this.rewrites.size > REWRITE_CACHE_ENTRIES) this.rewrites.delete(this.rewrites.keys().next().value!);
+    return rewritten;
   }
 
   private engineError(e: EndpointError, timeoutMessage: () => string): Error {

@@ -44,7 +44,7 @@ function rewritePatterns(node: unknown, names: SnapshotNames): void {
   }
 }
 
-interface Rewritten {
+export interface Rewritten {
   text: string;
   form: QueryForm;
 }
