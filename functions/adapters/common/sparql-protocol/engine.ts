@@ -28,7 +28,8 @@
  * CSV/TSV are not the W3C formats and its Turtle abbreviates the prefixed names), normalised
  * (blank node labels, xsd:boolean `1`/`0`, Virtuoso's `typed-literal`, its `_star_fake` column)
  * and serialised here: tabular formats by the writers in results.ts, RDF formats by oxigraph (the
- * serialiser the embedded engine uses).
+ * serialiser the embedded engine uses), except N-Triples that need no term mapping, which are
+ * normalised line by line to oxigraph's spelling (results.ts: passThroughNTriples).
  *
  * Loading. The N-Quads chunks are parsed with oxigraph. Statements without blank nodes go per
  * graph in batches: Graph Store Protocol POSTs of N-Triples when the endpoint is configured and
