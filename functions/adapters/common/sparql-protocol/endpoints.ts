@@ -7,6 +7,12 @@
  * about 0.45 ms more per query than a GET on a kept-alive socket (undici's request machinery, and
  * Virtuoso reading a POST body). A custom `fetch` (tests) or header-computing auth (Neptune's
  * SigV4, which signs the body) keep the fetch POST. Loading, updates and counts use fetch.
+ *
+ * Answers larger than one TCP segment on a kept-alive socket often arrive 40 ms late: Virtuoso
+ * writes with Nagle's algorithm on, and the receiving side delays its ACK (Linux: 40 ms) once a
+ * connection is past its first exchanges (measured: a 125 KB CONSTRUCT answer 52 ms kept-alive,
+ * 11 ms on a new connection; small answers 0.05–0.2 ms faster kept-alive). So the caller says
+ * whether an answer is expected to be large (`fresh`): those go on a new connection.
  */
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -76,6 +82,8 @@ export class UnreachableError extends Error {
 
 /** Longest query URL sent as a GET (longer ones are POSTed); well inside Virtuoso's request-line limit. */
 export const MAX_GET_URL = 4096;
+/** Answers at least this long are "large": the same query is sent on a new connection next time. */
+export const LARGE_ANSWER_BYTES = 32_768;
 
 function headerReader(message: IncomingMessage): HeaderReader {
   return {
@@ -111,7 +119,7 @@ export class Endpoints {
    * A query over node:http(s): GET on a kept-alive socket (POST when the URL would be long). A
    * request on a reused socket that the server had closed meanwhile is sent once more on a new one.
    */
-  private async sendQuery(params: URLSearchParams, accept: string, timeout: TimeoutSignal): Promise<Sent> {
+  private async sendQuery(params: URLSearchParams, accept: string, timeout: TimeoutSignal, fresh: boolean): Promise<Sent> {
     const agent = this.agent!;
     const base = this.options.queryEndpoint;
     const query = params.toString();
@@ -127,7 +135,7 @@ export class Endpoints {
     const once = (): Promise<Sent> =>
       new Promise<Sent>((resolve, reject) => {
         const send = agent instanceof HttpsAgent ? httpsRequest : httpRequest;
-        const req = send(get ? getUrl : base, { method: get ? 'GET' : 'POST', headers, agent, signal: timeout.signal }, (res) => {
+        const req = send(get ? getUrl : base, { method: get ? 'GET' : 'POST', headers, agent: fresh ? false : agent, signal: timeout.signal }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: headerReader(res), text: Buffer.concat(chunks).toString('utf8') }));
@@ -175,11 +183,12 @@ export class Endpoints {
   }
 
   /** A form-encoded query with an explicit Accept; returns the raw response (any status). */
-  async query(text: string, accept: string, timeout: TimeoutSignal, serverTimeoutMs?: number): Promise<Sent> {
+  /** `fresh`: the answer is expected to be large (see the module comment): sent on a new connection. */
+  async query(text: string, accept: string, timeout: TimeoutSignal, serverTimeoutMs?: number, fresh = false): Promise<Sent> {
     const form = new URLSearchParams({ query: text });
     const parameter = this.options.serverTimeoutParameter === undefined ? 'timeout' : this.options.serverTimeoutParameter;
     if (parameter && serverTimeoutMs !== undefined) form.set(parameter, String(Math.max(1, Math.floor(serverTimeoutMs))));
-    if (this.agent) return this.sendQuery(form, accept, timeout);
+    if (this.agent) return this.sendQuery(form, accept, timeout, fresh);
     return this.send('POST', this.options.queryEndpoint, { 'content-type': FORM_TYPE, accept }, form.toString(), timeout);
   }
 

@@ -77,7 +77,7 @@ import {
   type SparqlStore,
 } from '../../../ports/sparql-engine.js';
 import type { HostedSnapshot } from '../../../ports/records/sparql.js';
-import { EndpointError, Endpoints, failure, N_TRIPLES, RESULTS_JSON, TimeoutSignal, UnreachableError } from './endpoints.js';
+import { EndpointError, Endpoints, failure, LARGE_ANSWER_BYTES, N_TRIPLES, RESULTS_JSON, TimeoutSignal, UnreachableError } from './endpoints.js';
 import { Loader } from './load.js';
 import type { SparqlProtocolEngineOptions } from './options.js';
 import { convertGraph, convertTabular, TABULAR_FORMATS } from './results.js';
@@ -201,13 +201,16 @@ class ProtocolStore implements SparqlStore {
     await this.limiter.acquire();
     let timeout: TimeoutSignal | undefined;
     try {
-      const { text, form } = await this.rewrite(request);
+      const rewritten = await this.rewrite(request);
+      const { text, form } = rewritten;
       const tabular = form === 'SELECT' || form === 'ASK';
       if (tabular !== TABULAR_FORMATS.has(format)) throw new EngineQueryError(`${form} results cannot be written as ${format}.`);
       const remaining = request.timeoutMs - (Date.now() - started);
       timeout = new TimeoutSignal(remaining);
       if (remaining <= 0) throw new EngineTimeoutError(timeoutMessage());
-      const sent = await this.endpoints.query(text, tabular ? RESULTS_JSON : N_TRIPLES, timeout, remaining);
+      // Graphs are usually large answers, tables large when this query's last one was.
+      const sent = await this.endpoints.query(text, tabular ? RESULTS_JSON : N_TRIPLES, timeout, remaining, !tabular || rewritten.large === true);
+      if (tabular) rewritten.large = sent.text.length >= LARGE_ANSWER_BYTES;
       const state = sent.headers.get('x-sql-state') ?? '';
       // Virtuoso's "anytime" answer: partial results when its timeout struck.
       if (state.startsWith('S1T')) throw new EngineTimeoutError(timeoutMessage());

@@ -47,6 +47,8 @@ function rewritePatterns(node: unknown, names: SnapshotNames): void {
 export interface Rewritten {
   text: string;
   form: QueryForm;
+  /** The last answer to this query was large (Endpoints.query's `fresh`); kept by the store's cache. */
+  large?: boolean;
 }
 
 /** Parsed off the main thread (after the pre-scan's limits); the tree comes back as plain data. */
