@@ -314,10 +314,12 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     const logger = options.logger ?? createLogger({ level: env[ENV.logLevel] });
     const tasks = new InProcessTaskQueue(logger);
     const flowExecutor = new LocalFlowExecutor(logger);
-    const ports = commonPorts(settings, logger, internalEndpointsFromEnv(env));
+    // The platform's own back ends, never reached on a user's behalf; Virtuoso hosts add theirs while they run.
+    const internalEndpoints = [...internalEndpointsFromEnv(env)];
+    const ports = commonPorts(settings, logger, internalEndpoints);
     // `virtuoso` services on their own virtuoso-t process when VIRTUOSO_HOSTS names one (issue 19).
     const serviceHosts = env[ENV.virtuosoHosts]
-      ? new VirtuosoServiceHosts({ server: env[ENV.virtuosoHosts]!, dir: join(options.dataDir, 'virtuoso'), logger, settings: virtSettingsFromEnv(env) })
+      ? new VirtuosoServiceHosts({ server: env[ENV.virtuosoHosts]!, dir: join(options.dataDir, 'virtuoso'), logger, settings: virtSettingsFromEnv(env), internalEndpoints })
       : undefined;
     const clock = options.clock ?? ports.clock;
     const scheduler = new CronerScheduler(clock, logger);

@@ -5,12 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, virtuosoIni } from '../../functions/adapters/local/virtuoso-service-hosts.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importFiles } from '../support/imports.js';
+import { importFiles, waitForJob } from '../support/imports.js';
 import { TestPlatform } from '../support/platform.js';
 import { select, startService, waitForService } from '../support/services.js';
 import { findVirtuoso, VIRTUOSO_PACKAGE } from '../support/virtuoso.js';
@@ -120,6 +120,28 @@ describe.skipIf(!found)('virtuoso services on their own virtuoso-t (embedded)', 
     expect(await hostDirs()).toEqual([]);
     await waitForService(p, alice, 'alice/hosted', 'reasoning');
   }, 180_000);
+
+  it("refuses URL imports that aim at a host's Virtuoso (it takes anonymous updates on loopback), while the host runs", async () => {
+    await p.createDataset('alice', 'guarded', 'private', alice);
+    await importFiles(p, alice, 'alice/guarded', [{ name: 'g.nt', content: '<https://e/secret> <https://e/value> "s" .' }], { defaultGraphName: 'https://e/g' });
+    await startService(p, alice, 'alice/guarded', { name: 'guarded', type: 'virtuoso' });
+    // The host's ports, from its own configuration file.
+    const ports: number[] = [];
+    for (const dir of await hostDirs()) {
+      const ini = await readFile(join(p.dataDir, 'virtuoso', dir, 'virtuoso.ini'), 'utf8').catch(() => '');
+      for (const m of ini.matchAll(/ServerPort\s*=\s*127\.0\.0\.1:(\d+)/g)) ports.push(Number(m[1]));
+    }
+    expect(ports.length).toBeGreaterThanOrEqual(2);
+    await p.createDataset('alice', 'thief', 'public', alice);
+    for (const port of ports) {
+      const url = `http://127.0.0.1:${port}/sparql?query=${encodeURIComponent('CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }')}`;
+      const created = await p.request('POST', '/datasets/alice/thief/jobs', { token: alice, body: { type: 'download', downloadUrls: [url] } });
+      const job = created.status === 201 ? await waitForJob(p, alice, 'alice/thief', created.body.jobId) : created.body;
+      expect(JSON.stringify(job), `port ${port}`).toMatch(/platform's own back end \(VIRTUOSO_HOSTS/);
+    }
+    expect((await p.request('GET', '/datasets/alice/thief', { token: alice })).body.statements ?? 0).toBe(0);
+    await p.request('POST', '/datasets/alice/guarded/services/guarded', { token: alice, body: { stop: true } });
+  }, 120_000);
 });
 
 describe.skipIf(!found)('a virtuoso host that cannot start', () => {

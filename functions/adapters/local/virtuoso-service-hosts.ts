@@ -21,6 +21,7 @@ import type { Logger } from '../../ports/logger.js';
 import type { HostLaunch, HostReporter, ServiceHost, ServiceHosts } from '../../ports/service-hosts.js';
 import type { ServiceType } from '../../ports/records/sparql.js';
 import type { SparqlStore } from '../../ports/sparql-engine.js';
+import type { InternalEndpoint } from '../common/outbound-guard.js';
 import { SparqlProtocolEngine } from '../common/sparql-protocol/engine.js';
 import { hostLoad, virtuosoEndpoints, waitForSparql } from '../common/sparql-protocol/host-loader.js';
 
@@ -148,7 +149,11 @@ interface Host {
   child: ChildProcess;
   exited: string | null;
   output: string;
+  /** Its ports in the outbound guard's list, removed when it stops. */
+  guarded: InternalEndpoint[];
 }
+
+const ENV_NAME = 'VIRTUOSO_HOSTS';
 
 export interface VirtuosoServiceHostsOptions {
   /** Path of `virtuoso-t`. */
@@ -162,6 +167,12 @@ export interface VirtuosoServiceHostsOptions {
   settings?: VirtuosoSettings;
   /** How long a host may take to answer after its start (default 120 s). */
   startTimeoutMs?: number;
+  /**
+   * The outbound guard's list of the platform's own back ends (shared, live): each host's ports
+   * are added while it runs, so a URL import or flow task never reaches a host's Virtuoso (which
+   * takes anonymous updates on loopback) even where private networks are allowed.
+   */
+  internalEndpoints?: InternalEndpoint[];
 }
 
 const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -225,10 +236,12 @@ export class VirtuosoServiceHosts implements ServiceHosts {
     const http = await freePort();
     let sql = await freePort();
     while (sql === http) sql = await freePort();
+    const guarded: InternalEndpoint[] = [http, sql].map((port) => ({ name: `${ENV_NAME} (a SPARQL service host)`, host: '127.0.0.1', port }));
+    this.options.internalEndpoints?.push(...guarded);
     const configFile = path.join(dir, 'virtuoso.ini');
     await writeFile(configFile, virtuosoIni(dir, { sql, http }, this.options.settings), { mode: 0o600 });
     const child = spawn(this.options.server, ['+foreground', '+configfile', configFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    const host: Host = { ref, target, dir, child, exited: null, output: '' };
+    const host: Host = { ref, target, dir, child, exited: null, output: '', guarded };
     const keep = (b: Buffer): void => {
       host.output = (host.output + b.toString('utf8')).slice(-4000);
     };
@@ -304,6 +317,8 @@ export class VirtuosoServiceHosts implements ServiceHosts {
         await Promise.race([exit, delay(5_000)]);
       }
     }
+    const list = this.options.internalEndpoints;
+    for (const endpoint of host.guarded) if (list?.includes(endpoint)) list.splice(list.indexOf(endpoint), 1);
     await rm(host.dir, { recursive: true, force: true });
   }
 
