@@ -14,6 +14,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbMetadataStore } from '../../functions/adapters/aws/dynamodb-metadata-store.js';
+import { LAUNCH_GRACE_MS } from '../../functions/domain/sparql/host-watchdog.js';
 import { documentClient } from '../../functions/composition/aws.js';
 import type { ServiceRecord } from '../../functions/ports/records/sparql.js';
 import { AwsTestPlatform } from '../support/aws-harness/client.js';
@@ -130,6 +131,20 @@ describe.skipIf(!found)('on AWS: SPARQL host tasks that end on their own', () =>
     expect(neverStarted.status).toBe('error');
     expect(neverStarted.error.message).toBe("The service's host ended before it had loaded the data (ECS no longer knows its host task).");
     expect((await record('doomed')).pendingHost).toBeUndefined();
+
+    // A start that nothing ever launched (its load request was lost: no pending host): left alone
+    // while recent, settled once it has waited past the launch grace.
+    const lostStart = await record('doomed');
+    await store.replaceService({ ...lostStart, status: 'starting', error: undefined, pendingHost: undefined }, lostStart.updatedAt);
+    await sweep();
+    expect((await service('doomed')).status).toBe('starting');
+    const recent = await record('doomed');
+    const longAgo = new Date(Date.now() - LAUNCH_GRACE_MS - 60_000).toISOString();
+    await store.replaceService({ ...recent, updatedAt: longAgo }, recent.updatedAt);
+    await sweep();
+    const neverLaunched = await service('doomed');
+    expect(neverLaunched.status).toBe('error');
+    expect(neverLaunched.error.message).toMatch(/^The service's host was never started \(nothing launched it within 90 minutes\)/);
 
     // A sync whose new host task died before it reported: back to running on the old host.
     const serving = await record('fine');

@@ -3,9 +3,17 @@
  * would leave its service `starting` forever, and one that died after it, `running` but unreachable.
  * The watchdog asks the hosts about every service's host and pending host; the embedded hosts tell
  * at once when their virtuoso-t exits (HostReporter.lost). Either way `lost` settles the service.
+ * A service whose launch never happened (no pending host after LAUNCH_GRACE_MS) is settled too.
  */
 import type { Platform } from '../shared/platform.js';
 import type { ServiceLifecycle } from './service-lifecycle.js';
+
+/**
+ * A service `starting` (or `updating`) with no pending host was never launched: its load request
+ * was lost (the worker's asynchronous invocation is kept at most an hour, then dropped). After this
+ * long it is settled like a host that ended.
+ */
+export const LAUNCH_GRACE_MS = 90 * 60_000;
 
 export class HostWatchdog {
   constructor(
@@ -58,6 +66,14 @@ export class HostWatchdog {
             if (reason === undefined) continue;
             lost++;
             await this.lost(dataset.id, service.id, ref, reason);
+          }
+          const waiting = service.status === 'starting' || service.status === 'updating';
+          const since = this.platform.clock.now().getTime() - Date.parse(service.updatedAt);
+          if (waiting && !service.pendingHost && serviceHosts.serves(service.type) && since > LAUNCH_GRACE_MS) {
+            lost++;
+            this.platform.logger.warn('a SPARQL service\'s host was never launched', { datasetId: dataset.id, serviceId: service.id, status: service.status });
+            const message = `The service's host was never started (nothing launched it within ${LAUNCH_GRACE_MS / 60_000} minutes); start it again (POST {"start": true}).`;
+            await this.lifecycle.hostFailed(dataset.id, service.id, null, message);
           }
         }
       }
