@@ -85,7 +85,10 @@ export class SparqlHosts extends Construct {
 
     this.dbaPassword = new Secret(this, 'DbaPassword', {
       description: 'Virtuoso dba password of the SPARQL hosts (each host database is new; nothing outside the task uses it)',
-      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+      // Letters only: the image sets it with `SET PASSWORD dba <new>`, where a password is an SQL
+      // identifier (one starting with a digit is a syntax error, and the host never becomes ready).
+      // 32 letters are still about 180 bits.
+      generateSecretString: { passwordLength: 32, excludePunctuation: true, excludeNumbers: true },
     });
     acknowledge(
       this.dbaPassword,

@@ -155,7 +155,7 @@ describe('the SPARQL hosts', () => {
     // The dba password: a generated secret, never an environment value.
     expect(Object.keys(env).some((k) => /PASSWORD/i.test(k))).toBe(false);
     expect(virtuoso.Secrets.map((s: any) => [s.Name, render(s.ValueFrom)])).toEqual([['DBA_PASSWORD', `{${logicalId(stateless.sparqlHosts.dbaPassword)}}`]]);
-    expect(slResources[logicalId(stateless.sparqlHosts.dbaPassword)]!.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 32 });
+    expect(slResources[logicalId(stateless.sparqlHosts.dbaPassword)]!.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 32, ExcludePunctuation: true, ExcludeNumbers: true });
 
     const app = container(APP_CONTAINER);
     expect(app.Command).toEqual(nodeCommand('sparql-loader'));

@@ -218,6 +218,18 @@ export interface FakeEcsOptions {
   verbose: boolean;
 }
 
+/** A value as Secrets Manager generates it from the template's GenerateSecretString (its exclusions honoured). */
+function generatedSecret(g: Record<string, unknown>): string {
+  const length = Number(g.PasswordLength ?? 32);
+  let alphabet = '';
+  if (!g.ExcludeUppercase) alphabet += 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  if (!g.ExcludeLowercase) alphabet += 'abcdefghijklmnopqrstuvwxyz';
+  if (!g.ExcludeNumbers) alphabet += '0123456789';
+  if (!g.ExcludePunctuation) alphabet += '!#$%&()*+,-./:;<=>?@[]^_{|}~';
+  const bytes = randomBytes(length);
+  return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('');
+}
+
 export class FakeEcs {
   /** Every task started, in order (stopped ones stay, as ECS shows them for a while). */
   readonly tasks: EcsTask[] = [];
@@ -445,7 +457,7 @@ export class FakeEcs {
       const role = (task.overrides.executionRoleArn ?? def.executionRoleArn)?.split('/').pop();
       const d = role ? await this.o.iam.decide(role, 'ecs-tasks', { action: 'secretsmanager:GetSecretValue', resource: arn }) : { allowed: false, message: 'the task definition has no execution role' };
       if (!d.allowed) return this.stopTask(rt, 'TaskFailedToStart', `ResourceInitializationError: unable to pull secrets or registry auth: retrieving secret from asm: AccessDeniedException: ${d.message}`);
-      if (!this.secretValues.has(arn)) this.secretValues.set(arn, randomBytes(24).toString('base64url').replace(/[-_]/g, 'x'));
+      if (!this.secretValues.has(arn)) this.secretValues.set(arn, generatedSecret(this.o.app.secrets.find((x) => x.arn === arn)?.generate ?? {}));
     }
     task.lastStatus = 'PENDING';
     const started = new Map<string, Promise<boolean>>();

@@ -137,6 +137,8 @@ export interface DeployedFileAsset {
 export interface DeployedSecret {
   logicalId: string;
   arn: string;
+  /** Its GenerateSecretString (PasswordLength, ExcludeNumbers, ExcludePunctuation, ...), as Secrets Manager would honour it. */
+  generate: Record<string, unknown>;
 }
 
 export interface DeployedRule {
@@ -460,7 +462,11 @@ export function readDeployedApp(outdir: string): DeployedApp {
       }
     }
   }
-  const secrets = entries(sl, 'AWS::SecretsManager::Secret').map(([id]): DeployedSecret => ({ logicalId: id, arn: secretArn(id) }));
+  const secrets = entries(sl, 'AWS::SecretsManager::Secret').map(([id, r]): DeployedSecret => ({
+    logicalId: id,
+    arn: secretArn(id),
+    generate: ((r.Properties as Record<string, unknown> | undefined)?.GenerateSecretString as Record<string, unknown>) ?? {},
+  }));
 
   const [tableId, table] = [...entries(sf, 'AWS::DynamoDB::GlobalTable'), ...entries(sf, 'AWS::DynamoDB::Table')][0]!;
   const tp = table.Properties!;

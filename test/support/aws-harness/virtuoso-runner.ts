@@ -19,11 +19,13 @@ import { processContainer, registerImageRunner, type ContainerStart, type Runnin
 
 export const VIRTUOSO_IMAGE_PREFIX = 'openlink/virtuoso-opensource-7';
 
-function isql(isqlPath: string, sqlPort: number, password: string, args: string[]): Promise<string> {
+function isql(isqlPath: string, sqlPort: number, password: string, args: string[], secrets: string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(isqlPath, [`127.0.0.1:${sqlPort}`, 'dba', password, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
-      const text = `${stdout}${stderr}`;
-      if (error || /\*\*\* Error/.test(text)) reject(new Error(`isql: ${text.split(password).join('***').trim().slice(0, 500) || error?.message}`));
+      let text = `${stdout}${stderr}`;
+      // Never echo a password (the one it connects with, or one it sets).
+      for (const secret of [password, ...secrets]) text = text.split(secret).join('***');
+      if (error || /\*\*\* Error/.test(text)) reject(new Error(`isql: ${text.trim().slice(0, 500) || error?.message}`));
       else resolve(text);
     });
   });
@@ -52,7 +54,8 @@ export async function runVirtuoso(start: ContainerStart): Promise<RunningContain
       await waitForSparql(`http://127.0.0.1:${http}/sparql`, { timeoutMs: 120_000, gone: () => gone });
       let password = 'dba';
       if (env.DBA_PASSWORD) {
-        await isql(isqlPath, sql, password, [`exec=SET PASSWORD dba ${env.DBA_PASSWORD};`]);
+        // As the image's entrypoint does it: the password is an SQL identifier here.
+        await isql(isqlPath, sql, password, [`exec=SET PASSWORD dba ${env.DBA_PASSWORD};`], [env.DBA_PASSWORD]);
         password = env.DBA_PASSWORD;
       }
       const initdb = start.mounts.find((m) => m.containerPath === '/initdb.d')?.hostPath;
