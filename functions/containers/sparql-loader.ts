@@ -13,8 +13,8 @@
  *    host that is not (service stopped, deleted with its dataset, synced past it) exits 0, which
  *    stops the task (this container is essential). SIGTERM (StopTask) ends it at once.
  *
- * Fails (exit 1, the task stops, the service records why) when Virtuoso never answers or the load
- * fails. RunTask's overrides name the service: SPARQL_HOST_DATASET_ID, SPARQL_HOST_SERVICE_ID
+ * Fails (exit 1, the task stops, the service records why at once) when Virtuoso never answers or
+ * takes no updates, or the load fails. RunTask's overrides name the service: SPARQL_HOST_DATASET_ID, SPARQL_HOST_SERVICE_ID
  * (SPARQL_HOST_MANIFEST_KEY is informative: the lifecycle loads the service's current target).
  */
 import { awsLogger, awsServices } from '../composition/aws.js';
@@ -105,10 +105,17 @@ export async function run(_args: string[]): Promise<void> {
   try {
     const { arn, ip } = await taskIdentity();
     const local = virtuosoEndpoints(`http://127.0.0.1:${port}`);
-    await waitForSparql(local.queryEndpoint, { timeoutMs: VIRTUOSO_START_MS, gone: () => (stopping ? 'the task is stopping' : null) });
-    await waitForUpdates(local.queryEndpoint, VIRTUOSO_START_MS, () => stopping);
     const services = await awsServices();
     const lifecycle = services.sparqlServices;
+    try {
+      await waitForSparql(local.queryEndpoint, { timeoutMs: VIRTUOSO_START_MS, gone: () => (stopping ? 'the task is stopping' : null) });
+      await waitForUpdates(local.queryEndpoint, VIRTUOSO_START_MS, () => stopping);
+    } catch (e) {
+      // Tell the service now (a start ends in error, a sync keeps its old host) rather than leave
+      // it waiting for the watchdog; a host stopped on purpose (StopTask) says nothing.
+      if (!stopping) await lifecycle.hostFailed(datasetId, serviceId, arn, `The service's host did not start: ${(e as Error).message}`, true).catch(() => {});
+      throw e;
+    }
     const endpoint = `http://${ip}:${port}/sparql`;
     const started = Date.now();
     awsLogger.info('sparql host loading', { datasetId, serviceId, manifestKey: process.env[ENV.sparqlHostManifestKey] || null });
