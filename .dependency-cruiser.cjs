@@ -14,6 +14,7 @@ const IO_BUILTINS = '^(node:)?(fs|fs/promises|net|http|https|http2|dns|dns/promi
 const DOMAIN_NPM = [
   '@rdfjs/types', // RDF/JS type declarations
   'croner', // cron expression arithmetic (next fire time)
+  'graphql', // graphql-js: GraphQL parse, validate, schema and execution (no I/O)
   'n3', // in-memory RDF terms, stores and the Turtle writer
   'rdf-validate-shacl', // SHACL validation over an in-memory dataset
   're2js', // linear-time regular expressions for user patterns

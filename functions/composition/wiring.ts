@@ -21,6 +21,7 @@ import { FlowScheduleService } from '../domain/flows/schedules/schedule-service.
 import { FlowNotifier } from '../domain/flows/runs/notifications.js';
 import { ServiceLifecycle } from '../domain/sparql/service-lifecycle.js';
 import { HostWatchdog } from '../domain/sparql/host-watchdog.js';
+import { GraphqlService } from '../domain/graphql/graphql-service.js';
 import { urlFetcher } from '../adapters/common/fetch-url.js';
 import type { InternalEndpoint } from '../adapters/common/outbound-guard.js';
 import { joseTokenCodec, randomIds, scryptPasswordHasher, systemClock } from '../adapters/common/node-crypto.js';
@@ -88,6 +89,7 @@ export function createServices(platform: Platform): Services {
     assets: new AssetService(platform, access),
     sparqlServices,
     hostWatchdog: new HostWatchdog(platform, sparqlServices),
+    graphql: new GraphqlService(sparqlServices),
     savedQueries,
     flows,
     flowRuns,

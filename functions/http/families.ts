@@ -13,6 +13,7 @@ import { flowOperations } from './routes/flows/flows.js';
 import { hookOperations } from './routes/flows/hooks.js';
 import { scheduleOperations } from './routes/flows/schedules.js';
 import { datasetSparqlOperations, serviceOperations, sparqlOperations } from './routes/services.js';
+import { graphqlOperations } from './routes/graphql.js';
 
 /** The operations each family's function serves; the route table names them. */
 export const FAMILY_OPERATIONS: Record<Family, Operations> = {
@@ -25,7 +26,8 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   exports: exportOperations,
   assets: assetOperations,
   services: serviceOperations,
-  sparql: sparqlOperations,
+  // GraphQL runs its SPARQL here: on AWS this family is in the VPC, where the services' hosts are.
+  sparql: { ...sparqlOperations, ...graphqlOperations },
   'dataset-sparql': datasetSparqlOperations,
   queries: queryOperations,
   flows: { ...flowOperations, ...scheduleOperations, ...hookOperations },

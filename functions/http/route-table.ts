@@ -267,6 +267,11 @@ export const ROUTES: readonly RouteSpec[] = [
     route('POST', `${DS}/${file}`, 'dataset-sparql', 'datasetSparql', { plainErrors: true }),
   ]),
 
+  // GraphQL over the dataset (functions/domain/graphql): in the sparql family, which reaches the services' hosts.
+  route('GET', `${DS}/graphql`, 'sparql', 'graphql'),
+  route('POST', `${DS}/graphql`, 'sparql', 'graphql'),
+  route('GET', `${DS}/graphql/status`, 'sparql', 'graphqlStatus'),
+
   route('GET', '/queries', 'queries', 'listQueries'),
   route('GET', '/queries/{account}', 'queries', 'listAccountQueries'),
   route('POST', '/queries/{account}', 'queries', 'createQuery'),
