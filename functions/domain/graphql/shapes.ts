@@ -98,7 +98,7 @@ function withoutCollisions<T extends { name: string }>(items: T[], describe: (it
   const kept: T[] = [];
   for (const [name, group] of byName) {
     if (group.length === 1) kept.push(group[0]!);
-    else errors.push(`"${name}" is the name of ${group.map(describe).join(' and ')}; none of them is in the schema (rename one with graphqlName).`);
+    else errors.push(`"${name}" is the name of ${group.map(describe).sort().join(' and ')}; none of them is in the schema (rename one with graphqlName).`);
   }
   return kept;
 }
@@ -169,7 +169,9 @@ export function schemaModelOf(quads: Iterable<Quad>): SchemaModel {
 
   const models: TypeModel[] = types.map((t) => {
     const fields: FieldModel[] = [];
-    const propertyShapes = index.objects(t.shape, `${SH}property`).sort((a, b) => key(a).localeCompare(key(b)));
+    // In the order of their paths (blank-node labels differ from one read to the next).
+    const pathOf = (ps: Term) => index.one(ps, `${SH}path`)?.value ?? '';
+    const propertyShapes = index.objects(t.shape, `${SH}property`).sort((a, b) => pathOf(a).localeCompare(pathOf(b)) || key(a).localeCompare(key(b)));
     for (const ps of propertyShapes) {
       const path = index.one(ps, `${SH}path`);
       const where = `Type "${t.name}", property shape ${path?.termType === 'NamedNode' ? `of <${path.value}>` : show(ps)}`;
