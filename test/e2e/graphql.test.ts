@@ -90,7 +90,7 @@ describe('the schema from SHACL', () => {
     const author = Object.fromEntries(d.author.fields.map((f: any) => [f.name, shape(f.type)]));
     expect(author).toEqual({ id: 'ID!', name: '[RdfsLangString]!', born: 'XsdDate', birthPlace: 'Place' });
     const place = Object.fromEntries(d.place.fields.map((f: any) => [f.name, shape(f.type)]));
-    expect(place).toEqual({ id: 'ID!', name: 'RdfsLangString!', population: 'XsdInteger' });
+    expect(place).toEqual({ id: 'ID!', name: 'RdfsLangString!', population: 'XsdInteger', bornHere: '[Author]!' });
   });
 
   it('reports every skipped shape and name, and why, on /graphql/status', async () => {
@@ -139,5 +139,209 @@ describe('queries', () => {
     expect(books[1].author[1]).toMatchObject({ born: '0019-09-21', birthPlace: { population: '49000', name: { value: 'Mantua' } } });
     // The page, the books' fields, the authors' fields, the places' fields.
     expect(res.body.extensions).toMatchObject({ sparqlQueries: 4, service: null, outOfSync: false });
+  });
+});
+
+describe('paging (Relay cursor connections)', () => {
+  it('pages with first and after, and says whether more pages follow', async () => {
+    const q = `query Page($after: String) { BookConnection(first: 3, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`;
+    const one = (await data(q)).BookConnection;
+    expect(ids(one)).toEqual(['aeneid', 'companion', 'iliad']);
+    expect(one.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false, startCursor: one.edges[0].cursor, endCursor: one.edges[2].cursor });
+    const two = (await data(q, { after: one.pageInfo.endCursor })).BookConnection;
+    expect(ids(two)).toEqual(['odyssey']);
+    expect(two.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+    const after = (await data(q, { after: two.pageInfo.endCursor })).BookConnection;
+    expect(after.edges).toEqual([]);
+    expect(after.pageInfo).toMatchObject({ hasNextPage: false, startCursor: null, endCursor: null });
+  });
+
+  it('refuses a cursor it did not make and a page size out of range', async () => {
+    const bad = await gql(`{ BookConnection(after: "bm9wZQ") { edges { node { id } } } }`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/after: .* is not a cursor/);
+    expect(bad.body.errors[0].message).toBe(bad.body.message);
+    for (const first of [-1, 1001]) {
+      const res = await gql(`{ BookConnection(first: ${first}) { edges { node { id } } } }`);
+      expect(res.status).toBe(400);
+      expect(res.body.message).toMatch(/first: give a number of nodes from 0 to 1000/);
+    }
+  });
+});
+
+describe('filters', () => {
+  const filtered = async (filter: string, type = 'Book') => ids((await data(`{ ${type}Connection(filter: ${filter}) { edges { node { id } } } }`))[`${type}Connection`]);
+
+  it('by id, and by scalar fields with eq, in, notEq and notIn', async () => {
+    expect(await filtered(`{ id: "${ID}iliad" }`)).toEqual(['iliad']);
+    expect(await filtered(`{ isbn: { eq: "978-0140449327" } }`)).toEqual(['aeneid']);
+    expect(await filtered(`{ pages: { in: [541, 683] } }`)).toEqual(['iliad', 'odyssey']);
+    expect(await filtered(`{ published: { eq: "1990-01-01" } }`)).toEqual(['iliad']);
+    expect(await filtered(`{ keyword: { eq: "epic" } }`)).toEqual(['iliad', 'odyssey']);
+    expect(await filtered(`{ keyword: { notEq: "war" } }`)).toEqual(['aeneid', 'companion', 'odyssey']);
+    expect(await filtered(`{ keyword: { notIn: ["war", "sea"] } }`)).toEqual(['aeneid', 'companion']);
+    expect(await filtered(`{ pages: { in: [] } }`)).toEqual([]);
+  });
+
+  it('language strings by value and language, or by value in any language', async () => {
+    expect(await filtered(`{ title: { eq: { value: "Odyssey", language: "en" } } }`)).toEqual(['odyssey']);
+    expect(await filtered(`{ title: { eq: { value: "Odyssey", language: "nl" } } }`)).toEqual([]);
+    expect(await filtered(`{ title: { eq: { value: "Ilias" } } }`)).toEqual(['iliad']);
+    expect(await filtered(`{ title: { in: [{ value: "Ilias", language: "nl" }, { value: "Aeneid", language: "en" }] } }`)).toEqual(['aeneid', 'iliad']);
+  });
+
+  it('nested through object fields, and several keys with AND', async () => {
+    expect(await filtered(`{ author: { name: { eq: { value: "Virgil", language: "en" } } } }`)).toEqual(['aeneid', 'companion']);
+    expect(await filtered(`{ author: { birthPlace: { id: "${ID}smyrna" } } }`)).toEqual(['companion', 'iliad', 'odyssey']);
+    expect(await filtered(`{ author: { birthPlace: { population: { eq: 49000 } } } }`)).toEqual(['aeneid', 'companion']);
+    expect(await filtered(`{ genre: { id: "https://example.org/def/epic" } }`)).toEqual(['aeneid', 'iliad', 'odyssey']);
+    expect(await filtered(`{ genre: { id: "https://example.org/def/epic" }, author: { id: "${ID}homer" } }`)).toEqual(['iliad', 'odyssey']);
+    expect(await filtered(`{ birthPlace: { id: "${ID}mantua" } }`, 'Author')).toEqual(['virgil']);
+  });
+
+  it('OR and NOT (beyond the incumbent)', async () => {
+    expect(await filtered(`{ OR: [{ pages: { eq: 442 } }, { votes: { eq: 12 } }] }`)).toEqual(['aeneid', 'odyssey']);
+    expect(await filtered(`{ NOT: { author: { id: "${ID}homer" } } }`)).toEqual(['aeneid']);
+    expect(await filtered(`{ NOT: { OR: [{ pages: { eq: 442 } }, { published: { eq: "1990-01-01" } }] }, keyword: { eq: "epic" } }`)).toEqual(['odyssey']);
+  });
+
+  it('refuses a filter on a field the type does not have, a bad IRI and a bad language tag', async () => {
+    const unknown = await gql(`{ BookConnection(filter: { colour: { eq: "red" } }) { edges { node { id } } } }`);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors[0].message).toMatch(/colour/);
+    const iri = await gql(`{ BookConnection(filter: { id: "not an iri" }) { edges { node { id } } } }`);
+    expect(iri.status).toBe(400);
+    expect(iri.body.message).toMatch(/is not an absolute IRI/);
+    const injection = await gql(`{ BookConnection(filter: { isbn: { eq: "x\\" } } UNION { ?s ?p ?o" } }) { edges { node { id } } } }`);
+    expect(injection.status).toBe(200);
+    expect(injection.body.data.BookConnection.edges).toEqual([]);
+    const lang = await gql(`{ BookConnection(filter: { title: { eq: { value: "x", language: "e n" } } }) { edges { node { id } } } }`);
+    expect(lang.status).toBe(400);
+    expect(lang.body.message).toMatch(/not a language tag/);
+  });
+});
+
+describe('orderBy (beyond the incumbent)', () => {
+  it('orders by scalar fields, either direction, nodes without a value first, then by IRI', async () => {
+    const order = async (orderBy: string) => ids((await data(`{ BookConnection(orderBy: ${orderBy}) { edges { node { id } } } }`)).BookConnection);
+    expect(await order(`[{ field: pages, direction: DESC }]`)).toEqual(['iliad', 'odyssey', 'aeneid', 'companion']);
+    expect(await order(`[{ field: published }]`)).toEqual(['aeneid', 'iliad', 'odyssey', 'companion']);
+    expect(await order(`[{ field: id, direction: DESC }]`)).toEqual(['odyssey', 'iliad', 'companion', 'aeneid']);
+    const paged = await data(`{ BookConnection(first: 2, orderBy: [{ field: pages, direction: DESC }]) { edges { node { id } } pageInfo { endCursor } } }`);
+    const next = await data(`query($a: String) { BookConnection(first: 2, after: $a, orderBy: [{ field: pages, direction: DESC }]) { edges { node { id } } } }`, { a: paged.BookConnection.pageInfo.endCursor });
+    expect([...ids(paged.BookConnection), ...ids(next.BookConnection)]).toEqual(['iliad', 'odyssey', 'aeneid', 'companion']);
+    const bad = await gql(`{ BookConnection(orderBy: [{ field: title }]) { edges { node { id } } } }`);
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('languages', () => {
+  it('takes Accept-Language syntax, best first, and gives one value for sh:uniqueLang', async () => {
+    const d = await data(`{
+      BookConnection(filter: { id: "${ID}odyssey" }) { edges { node {
+        nlEn: title(language: "nl, en;q=.5") { value language }
+        enOnly: title(language: "en") { value }
+        any: title(language: "*") { value }
+        regional: title(language: "en-GB") { value }
+        summary { value language }
+        enSummary: summary(language: "fr, en;q=0.8") { value language }
+        noSummary: summary(language: "fr") { value }
+      } } }
+      PlaceConnection(filter: { id: "${ID}mantua" }) { edges { node { it: name(language: "it, en;q=0.1") { value } en: name(language: "de, en") { value } } } }
+    }`);
+    const odyssey = d.BookConnection.edges[0].node;
+    expect(odyssey.nlEn).toEqual([
+      { value: 'Odyssee', language: 'nl' },
+      { value: 'Odyssey', language: 'en' },
+    ]);
+    expect(odyssey.enOnly).toEqual([{ value: 'Odyssey' }]);
+    expect(odyssey.any).toHaveLength(3);
+    expect(odyssey.regional).toEqual([]);
+    expect(odyssey.summary).toEqual({ value: 'A long journey home', language: 'en' });
+    expect(odyssey.enSummary).toEqual({ value: 'A long journey home', language: 'en' });
+    expect(odyssey.noSummary).toBeNull();
+    expect(d.PlaceConnection.edges[0].node).toEqual({ it: { value: 'Mantova' }, en: { value: 'Mantua' } });
+    const bad = await gql(`{ BookConnection { edges { node { title(language: "en;q=2") { value } } } } }`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/language: "q=2" is not a weight/);
+  });
+});
+
+describe('node(id:) (Relay object identification)', () => {
+  it('finds a resource by IRI with its type, and null for one of no type', async () => {
+    const d = await data(`{
+      homer: node(id: "${ID}homer") { __typename id ... on Author { name(language: "nl") { value } } }
+      place: node(id: "${ID}smyrna") { __typename ... on Place { name(language: "tr") { value } } }
+      nothing: node(id: "${ID}nobody") { id }
+    }`);
+    expect(d.homer).toEqual({ __typename: 'Author', id: `${ID}homer`, name: [{ value: 'Homerus' }] });
+    expect(d.place).toEqual({ __typename: 'Place', name: { value: 'Izmir' } });
+    expect(d.nothing).toBeNull();
+  });
+});
+
+describe('GraphQL over HTTP', () => {
+  it('takes GET with query, variables and operationName, queries only', async () => {
+    const query = 'query A($id: ID!) { node(id: $id) { id } } query B { BookConnection(first: 1) { edges { node { id } } } }';
+    const params = new URLSearchParams({ query, variables: JSON.stringify({ id: `${ID}iliad` }), operationName: 'A' });
+    const res = await p.request('GET', `${EP}?${params}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({ node: { id: `${ID}iliad` } });
+    const noOp = await p.request('GET', `${EP}?${new URLSearchParams({ query })}`);
+    expect(noOp.status).toBe(400);
+    expect(noOp.body.errors[0].message).toMatch(/operationName/);
+    const badVars = await p.request('GET', `${EP}?${new URLSearchParams({ query, variables: '{nope' })}`);
+    expect(badVars.status).toBe(400);
+    expect(badVars.body.message).toMatch(/variables: give the variables as a JSON object/);
+    const mutation = await p.request('GET', `${EP}?${new URLSearchParams({ query: 'mutation { x }' })}`);
+    expect(mutation.status).toBe(400);
+    const none = await p.request('GET', EP);
+    expect(none.status).toBe(400);
+    expect(none.body.message).toMatch(/query: give the GraphQL document/);
+  });
+
+  it('answers application/graphql-response+json to clients that ask for it', async () => {
+    const res = await gql('{ BookConnection(first: 1) { edges { node { id } } } }', { accept: 'application/graphql-response+json, application/json;q=0.9' });
+    expect(res.status).toBe(200);
+    expect(res.contentType).toMatch(/^application\/graphql-response\+json/);
+    const bad = await gql('{ BookConnection { nope } }', { accept: 'application/graphql-response+json' });
+    expect(bad.status).toBe(400);
+    expect(bad.contentType).toMatch(/^application\/graphql-response\+json/);
+    expect(bad.body.errors[0].message).toMatch(/Cannot query field "nope" on type "BookConnection"/);
+    expect(bad.body.data).toBeUndefined();
+  });
+
+  it('refuses a body that is not JSON, one without a query, and a syntax error, saying what to fix', async () => {
+    const form = await p.request('POST', EP, { rawBody: 'query={x}', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(form.status).toBe(415);
+    expect(form.body.message).toMatch(/Content-Type: application\/json/);
+    const noQuery = await p.request('POST', EP, { body: { variables: {} } });
+    expect(noQuery.status).toBe(400);
+    expect(noQuery.body.message).toMatch(/query: is required/);
+    const syntax = await gql('{ BookConnection { edges { node { id } }');
+    expect(syntax.status).toBe(400);
+    expect(syntax.body.errors[0].message).toMatch(/^Syntax Error/);
+    expect(syntax.body.errors[0].locations).toBeDefined();
+    const variable = await gql('query($n: Int) { BookConnection(first: $n) { edges { node { id } } } }', { variables: { n: 'many' } });
+    expect(variable.status).toBe(400);
+    expect(variable.body.errors[0].message).toMatch(/\$n/);
+  });
+
+  it('bounds depth and cost before running anything', async () => {
+    // 10 fields deep is allowed, 11 is not (through fragments too); introspection does not count.
+    const ok = await gql(`{ BookConnection { edges { node { author { birthPlace { bornHere { birthPlace { bornHere { id } } } } } } } } }`);
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.BookConnection.edges[3].node.author[0].birthPlace.bornHere[0].birthPlace.bornHere).toEqual([{ id: `${ID}homer` }]);
+    const tooDeep = await gql(`{ BookConnection { edges { node { author { ...A } } } } } fragment A on Author { birthPlace { bornHere { birthPlace { bornHere { birthPlace { bornHere { id } } } } } } }`);
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.message).toMatch(/The query is 11 fields deep, more than the 10 allowed/);
+    const introspection = await gql(`{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }`);
+    expect(introspection.status).toBe(200);
+    // 1,000 books with nested lists of nodes three levels down.
+    const costly = await gql(`query($n: Int) { BookConnection(first: $n) { edges { node { author { birthPlace { bornHere { birthPlace { bornHere { id } } } } } } } } }`, { variables: { n: 1000 } });
+    expect(costly.status).toBe(400);
+    expect(costly.body.message).toMatch(/may produce about \d+ values, more than the 100000 allowed/);
+    const cheap = await gql(`query($n: Int) { BookConnection(first: $n) { edges { node { author { birthPlace { bornHere { birthPlace { bornHere { id } } } } } } } } }`, { variables: { n: 10 } });
+    expect(cheap.status).toBe(200);
   });
 });

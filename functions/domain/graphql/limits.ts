@@ -6,6 +6,7 @@ import {
   GraphQLList,
   type GraphQLSchema,
   isCompositeType,
+  isObjectType,
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
@@ -15,13 +16,14 @@ import { DEFAULT_PAGE_SIZE } from './filters.js';
 
 /**
  * Depth and cost of an operation, checked before anything runs. Depth: fields nested in fields
- * (introspection fields are free: the schema bounds them). Cost: the nodes and values the query
- * may produce, estimated with `first` for connections (100 when not given) and LIST_FANOUT values
- * per list field of objects.
+ * (introspection fields are free: the schema bounds them). Cost: the nodes and fields the query
+ * may produce, estimated with `first` for connections (100 when not given) and LIST_FANOUT nodes
+ * per list field of nodes; a field of values (scalars, language strings, external IRIs) costs one
+ * per node it is on.
  */
 export const MAX_DEPTH = 10;
 export const MAX_COST = 100_000;
-export const LIST_FANOUT = 10;
+export const LIST_FANOUT = 5;
 
 export interface Measure {
   depth: number;
@@ -54,10 +56,12 @@ export function measure(schema: GraphQLSchema, operation: OperationDefinitionNod
           continue;
         }
         const named = getNamedType(field.type);
+        // Values that are objects of their own (a language string, an external IRI, the page info) cost as one field.
+        const leafLike = !named.name.endsWith('Connection') && !named.name.endsWith('Edge') && !(isObjectType(named) && named.getInterfaces().some((i) => i.name === 'Node'));
         let factor = 1;
         if (named.name.endsWith('Connection') && field.args.some((a) => a.name === 'first')) factor = Math.max(firstOf(selection, variables), 1);
-        else if (getNullableType(field.type) instanceof GraphQLList && !named.name.endsWith('Edge')) factor = LIST_FANOUT;
-        const child = isCompositeType(named) ? walk(selection.selectionSet, named, multiplier * factor, seen) : { depth: 0, cost: 0 };
+        else if (!leafLike && getNullableType(field.type) instanceof GraphQLList && !named.name.endsWith('Edge')) factor = LIST_FANOUT;
+        const child = isCompositeType(named) ? walk(selection.selectionSet, named, leafLike ? 0 : multiplier * factor, seen) : { depth: 0, cost: 0 };
         inner = { depth: child.depth + 1, cost: child.cost + multiplier * factor };
       } else {
         const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value) : selection;
