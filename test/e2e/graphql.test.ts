@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFiles } from '../support/imports.js';
 import { TestPlatform } from '../support/platform.js';
+import { startService, waitForService } from '../support/services.js';
 
 const LIBRARY = readFileSync(new URL('../fixtures/graphql/library.trig', import.meta.url), 'utf8');
 const ID = 'https://example.org/id/';
@@ -343,5 +344,88 @@ describe('GraphQL over HTTP', () => {
     expect(costly.body.message).toMatch(/may produce about \d+ values, more than the 100000 allowed/);
     const cheap = await gql(`query($n: Int) { BookConnection(first: $n) { edges { node { author { birthPlace { bornHere { birthPlace { bornHere { id } } } } } } } } }`, { variables: { n: 10 } });
     expect(cheap.status).toBe(200);
+  });
+});
+
+describe('access levels', () => {
+  beforeAll(async () => {
+    for (const [name, level] of [
+      ['secret', 'private'],
+      ['inside', 'internal'],
+    ] as const) {
+      await p.createDataset('alice', name, level, alice);
+      expect((await importFiles(p, alice, `alice/${name}`, [{ name: 'library.trig', content: LIBRARY }])).status).toBe('finished');
+    }
+  });
+  const q = '{ BookConnection(first: 1) { edges { node { id } } } }';
+
+  it('a private dataset is 404 to everyone but its members, on both routes', async () => {
+    for (const token of [undefined, bob]) {
+      const res = await gql(q, { token, endpoint: '/datasets/alice/secret/graphql' });
+      expect(res.status).toBe(404);
+      expect(res.body.message).toBe('Dataset "alice/secret" does not exist.');
+      expect((await p.request('GET', '/datasets/alice/secret/graphql/status', { token })).status).toBe(404);
+    }
+    const own = await gql(q, { token: alice, endpoint: '/datasets/alice/secret/graphql' });
+    expect(own.status).toBe(200);
+    expect(own.body.data.BookConnection.edges).toHaveLength(1);
+    expect((await p.request('GET', '/datasets/alice/secret/graphql/status', { token: alice })).status).toBe(200);
+  });
+
+  it('an internal dataset answers signed-in users only', async () => {
+    expect((await gql(q, { endpoint: '/datasets/alice/inside/graphql' })).status).toBe(404);
+    const signedIn = await gql(q, { token: bob, endpoint: '/datasets/alice/inside/graphql' });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.data.BookConnection.edges).toHaveLength(1);
+  });
+
+  it('a bad token is 401, not an anonymous answer', async () => {
+    const res = await gql(q, { token: 'not-a-token' });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('the endpoint behind it', () => {
+  const MAGAZINES = `@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> . @prefix ex: <https://example.org/def/> .
+<https://example.org/graphs/magazines> {
+  ex:MagazineShape a sh:NodeShape ; sh:targetClass ex:Magazine ; sh:property [ sh:path ex:issue ; sh:datatype xsd:integer ; sh:maxCount 1 ] .
+  <https://example.org/id/wired> a ex:Magazine ; ex:issue 7 .
+}`;
+  const rootFields = async (endpoint: string) => {
+    const res = await gql('{ __schema { queryType { fields { name } } } }', { endpoint });
+    return res.body.data.__schema.queryType.fields.map((f: { name: string }) => f.name).sort();
+  };
+
+  it('without a service: the dataset own endpoint, and a new schema when the shapes change', async () => {
+    await p.createDataset('alice', 'growing', 'public', alice);
+    expect((await importFiles(p, alice, 'alice/growing', [{ name: 'library.trig', content: LIBRARY }])).status).toBe('finished');
+    const endpoint = '/datasets/alice/growing/graphql';
+    expect(await rootFields(endpoint)).not.toContain('MagazineConnection');
+    expect((await importFiles(p, alice, 'alice/growing', [{ name: 'magazines.trig', content: MAGAZINES }])).status).toBe('finished');
+    expect(await rootFields(endpoint)).toContain('MagazineConnection');
+    const res = await gql('{ MagazineConnection { edges { node { id issue } } } }', { endpoint });
+    expect(res.body.data.MagazineConnection.edges).toEqual([{ node: { id: `${ID}wired`, issue: '7' } }]);
+  });
+
+  it('with a running SPARQL service: its snapshot (outOfSync as for SPARQL) until synced', async () => {
+    await p.createDataset('alice', 'served', 'public', alice);
+    expect((await importFiles(p, alice, 'alice/served', [{ name: 'library.trig', content: LIBRARY }])).status).toBe('finished');
+    const endpoint = '/datasets/alice/served/graphql';
+    expect((await startService(p, alice, 'alice/served', { name: 'main' })).status).toBe('running');
+    const first = await gql('{ BookConnection(first: 1) { edges { node { id } } } }', { endpoint });
+    expect(first.body.extensions).toMatchObject({ service: 'main', outOfSync: false, sparqlQueries: 1 });
+    expect((await importFiles(p, alice, 'alice/served', [{ name: 'magazines.trig', content: MAGAZINES }])).status).toBe('finished');
+    const stale = await gql('{ BookConnection(first: 1) { edges { node { id } } } }', { endpoint });
+    expect(stale.body.extensions).toMatchObject({ service: 'main', outOfSync: true });
+    expect(await rootFields(endpoint)).not.toContain('MagazineConnection');
+    expect((await p.request('POST', '/datasets/alice/served/services/main', { token: alice, body: { sync: true } })).status).toBe(200);
+    expect((await waitForService(p, alice, 'alice/served', 'main')).status).toBe('running');
+    expect(await rootFields(endpoint)).toContain('MagazineConnection');
+    const synced = await gql('{ MagazineConnection { edges { node { issue } } } }', { endpoint });
+    expect(synced.body).toMatchObject({ data: { MagazineConnection: { edges: [{ node: { issue: '7' } }] } }, extensions: { service: 'main', outOfSync: false } });
+    // A stopped service no longer answers: the dataset's own endpoint does.
+    expect((await p.request('POST', '/datasets/alice/served/services/main', { token: alice, body: { stop: true } })).status).toBe(200);
+    const own = await gql('{ MagazineConnection { edges { node { issue } } } }', { endpoint });
+    expect(own.body.extensions).toMatchObject({ service: null, outOfSync: false });
   });
 });
