@@ -21,6 +21,9 @@ import { FlowScheduleService } from '../domain/flows/schedules/schedule-service.
 import { FlowNotifier } from '../domain/flows/runs/notifications.js';
 import { ServiceLifecycle } from '../domain/sparql/service-lifecycle.js';
 import { HostWatchdog } from '../domain/sparql/host-watchdog.js';
+import { SearchLifecycle } from '../domain/search/search-lifecycle.js';
+import { SearchService } from '../domain/search/search-service.js';
+import { MiniSearchIndexes } from '../adapters/common/minisearch/minisearch-indexes.js';
 import { GraphqlService } from '../domain/graphql/graphql-service.js';
 import { urlFetcher } from '../adapters/common/fetch-url.js';
 import type { InternalEndpoint } from '../adapters/common/outbound-guard.js';
@@ -51,12 +54,14 @@ export function commonPorts(settings: PlatformSettings, logger: Logger, internal
 }
 
 /** Wires the use cases over a platform's ports; the same for both runtimes. */
-export function createServices(platform: Platform): Services {
+export function createServices(given: Omit<Platform, 'search'> & { search?: Platform['search'] }): Services {
+  // Text search: Amazon OpenSearch when the runtime gives it, else the embedded engine with its indexes as data blobs.
+  const platform: Platform = { ...given, search: given.search ?? new MiniSearchIndexes(given.blobs.data, { logger: given.logger }) };
   const access = new AccessService(platform);
   const auth = new AuthService(platform);
   const catalog = new GraphCatalog(platform);
   const datasets = new DatasetService(platform, access);
-  const sparqlServices = new ServiceLifecycle(platform, access, catalog, platform.settings.sparql);
+  const sparqlServices = new ServiceLifecycle(platform, access, catalog, platform.settings.sparql, new SearchLifecycle(platform, catalog));
   const savedQueries = new SavedQueryService(platform, access, sparqlServices);
   const flows = new FlowService(platform, access);
   const accounts = new AccountService(platform, access, auth);
@@ -89,6 +94,7 @@ export function createServices(platform: Platform): Services {
     assets: new AssetService(platform, access),
     sparqlServices,
     hostWatchdog: new HostWatchdog(platform, sparqlServices),
+    search: new SearchService(platform, access),
     graphql: new GraphqlService(sparqlServices),
     savedQueries,
     flows,

@@ -13,6 +13,7 @@ import * as flows from './flows.js';
 import * as datasetSparql from './dataset-sparql.js';
 import * as services from './services.js';
 import * as sparql from './sparql.js';
+import * as search from './search.js';
 
 /** Every family's handler module, for the embedded server to mount (Lambda loads each on its own). */
 export const HANDLER_MODULES: Record<Family, { mount(services: Services): FamilyHandler }> = {
@@ -27,6 +28,7 @@ export const HANDLER_MODULES: Record<Family, { mount(services: Services): Family
   services,
   sparql,
   'dataset-sparql': datasetSparql,
+  search,
   queries,
   flows,
 };

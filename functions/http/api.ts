@@ -18,6 +18,7 @@ import type { FlowScheduleService } from '../domain/flows/schedules/schedule-ser
 import type { FlowRuntimeHooks } from '../ports/flow-executor.js';
 import type { ServiceLifecycle } from '../domain/sparql/service-lifecycle.js';
 import type { HostWatchdog } from '../domain/sparql/host-watchdog.js';
+import type { SearchService } from '../domain/search/search-service.js';
 import type { GraphqlService } from '../domain/graphql/graphql-service.js';
 import { ValidationError } from '../domain/shared/errors.js';
 import type { Platform } from '../domain/shared/platform.js';
@@ -41,6 +42,8 @@ export interface Services {
   sparqlServices: ServiceLifecycle;
   /** Services whose host ended on its own (the watchdog's sweep; the embedded hosts' reports). */
   hostWatchdog: HostWatchdog;
+  /** Text search services' searches (issue 15). */
+  search: SearchService;
   /** GraphQL over a dataset, its schema from the dataset's SHACL shapes. */
   graphql: GraphqlService;
   savedQueries: SavedQueryService;

@@ -8,6 +8,7 @@ import { exportOperations } from './routes/data/exports.js';
 import { graphOperations } from './routes/data/graphs.js';
 import { importOperations } from './routes/data/imports.js';
 import { infoOperations } from './routes/info.js';
+import { searchOperations } from './routes/search.js';
 import { queryOperations } from './routes/queries.js';
 import { flowOperations } from './routes/flows/flows.js';
 import { hookOperations } from './routes/flows/hooks.js';
@@ -29,6 +30,7 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   // GraphQL runs its SPARQL here: on AWS this family is in the VPC, where the services' hosts are.
   sparql: { ...sparqlOperations, ...graphqlOperations },
   'dataset-sparql': datasetSparqlOperations,
+  search: searchOperations,
   queries: queryOperations,
   flows: { ...flowOperations, ...scheduleOperations, ...hookOperations },
 };

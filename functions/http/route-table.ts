@@ -96,6 +96,8 @@ export const FAMILIES = {
   sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW', serviceHosts: 'query' }, memoryMb: 3008, timeoutSeconds: 30 },
   queries: { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW', serviceHosts: 'query' }, memoryMb: 3008, timeoutSeconds: 30 },
   'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
+  // Text search (issue 15): reads the service and its index (a data blob loaded once per warm function, or Amazon OpenSearch).
+  search: { grants: { table: 'R', dataBucket: 'R' }, memoryMb: 3008, timeoutSeconds: 30 },
   flows: {
     grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: ['prepare', 'start', 'abort', 'discard'], flowSchedules: 'manage', mail: true },
     memoryMb: 1024,
@@ -271,6 +273,14 @@ export const ROUTES: readonly RouteSpec[] = [
   route('GET', `${DS}/graphql`, 'sparql', 'graphql'),
   route('POST', `${DS}/graphql`, 'sparql', 'graphql'),
   route('GET', `${DS}/graphql/status`, 'sparql', 'graphqlStatus'),
+
+  // Text search services: Elasticsearch's routes (functions/domain/search).
+  route('GET', `${DS}/services/{service}/search`, 'search', 'simpleSearch'),
+  ...['search', 'elasticsearch', '_search'].map((file) => route('POST', `${DS}/services/{service}/${file}`, 'search', 'dslSearch')),
+  route('POST', `${DS}/services/{service}/_msearch`, 'search', 'multiSearch'),
+  route('POST', `${DS}/services/{service}/_count`, 'search', 'countSearch'),
+  route('POST', `${DS}/services/{service}/_terms_enum`, 'search', 'termsEnum'),
+  route('GET', `${DS}/services/{service}/mappings`, 'search', 'searchMappings'),
 
   route('GET', '/queries', 'queries', 'listQueries'),
   route('GET', '/queries/{account}', 'queries', 'listAccountQueries'),

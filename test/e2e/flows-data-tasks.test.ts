@@ -542,12 +542,14 @@ describe('Service action', () => {
     expect((await service('flowsparql')).status).toBe('running');
   });
 
-  it('creates a RichSparql service as jena; refuses text search, and stopping a missing service', async () => {
+  it('creates a RichSparql service as jena and a textSearch one as elasticSearch; refuses stopping a missing service', async () => {
     const rich = await runTask('serviceAction', { dataset: ds('loads'), service: 'rich', action: 'start', serviceType: 'RichSparql' });
     expect(rich.run.status, JSON.stringify(rich.run.error)).toBe('finished');
     expect((await service('rich')).type).toBe('jena');
     const text = await runTask('serviceAction', { dataset: ds('loads'), service: 'search', action: 'start', serviceType: 'textSearch' });
-    expect(text.run.error.message).toMatch(/not available on this instance/);
+    expect(text.run.status, JSON.stringify(text.run.error)).toBe('finished');
+    expect((await service('search')).type).toBe('elasticSearch');
+    expect((await service('search')).status).toBe('running');
     const missing = await runTask('serviceAction', { dataset: ds('loads'), service: 'nosuch', action: 'stop' });
     expect(missing.run.error.message).toMatch(/Cannot stop the service "nosuch".*does not exist/);
     const bobs = await runTask('serviceAction', { dataset: ds('open'), service: 'bobs', action: 'start' }, { account: 'bob', session: bobSession, token: bob });

@@ -12,6 +12,7 @@ import type { PasswordHasher } from '../../ports/password-hasher.js';
 import type { ResumableUploads } from '../../ports/resumable-uploads.js';
 import type { SparqlEngine } from '../../ports/sparql-engine.js';
 import type { ServiceHosts } from '../../ports/service-hosts.js';
+import type { SearchIndexes } from '../../ports/search-index.js';
 import type { TaskQueue } from '../../ports/task-queue.js';
 import type { TokenCodec } from '../../ports/token-codec.js';
 import type { UrlFetcher } from '../../ports/url-fetcher.js';
@@ -92,5 +93,7 @@ export interface Platform {
   externalEngine?: SparqlEngine;
   /** Compute that keeps a service's snapshot loaded (issue 19): Fargate tasks on AWS, virtuoso-t processes embedded when configured. */
   serviceHosts?: ServiceHosts;
+  /** Text search indexes (issue 15): the embedded engine with its indexes as blobs, or Amazon OpenSearch. */
+  search: SearchIndexes;
   settings: PlatformSettings;
 }

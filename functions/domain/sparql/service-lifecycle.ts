@@ -7,10 +7,12 @@ import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError 
 import type { GraphCatalog } from '../data/graph-catalog.js';
 import { manifestTotals } from '../data/graphs.js';
 import { applyDatasetUpdate } from './dataset-update.js';
+import { countServices } from './service-count.js';
 import type { Platform, PlatformSettings } from '../shared/platform.js';
 import {
   assertServiceName,
   isOutOfSync,
+  type OtherServiceTypes,
   reasonerOf,
   type ServiceRecord,
   type ServiceSnapshot,
@@ -56,6 +58,8 @@ export class ServiceLifecycle {
     private readonly access: AccessService,
     private readonly catalog: GraphCatalog,
     private readonly limits: ServiceLimits,
+    /** Types another context serves (text search): it builds and drops what their snapshots become. */
+    private readonly others?: OtherServiceTypes,
   ) {}
 
   private now(): string {
@@ -121,11 +125,12 @@ export class ServiceLifecycle {
       reasoner,
       status: 'starting',
       snapshot: this.snapshotOf(dataset, { external: true, type }),
+      ...(this.others?.serves(type) ? this.others.configure(input.config) : {}),
       createdAt: now,
       updatedAt: now,
     };
     await this.platform.store.createService(service);
-    await this.countServices(dataset.id);
+    await countServices(this.platform, dataset.id);
     await this.platform.tasks.enqueueServiceLoad(dataset.id, service.id);
     return { dataset, owner, service };
   }
@@ -155,6 +160,7 @@ export class ServiceLifecycle {
   async prepare(datasetId: string, serviceId: string, options: { warm: boolean }): Promise<void> {
     const service = (await this.platform.store.listServices(datasetId)).find((s) => s.id === serviceId);
     if (!service || (service.status !== 'starting' && service.status !== 'updating')) return;
+    if (this.others?.serves(service.type)) return this.others.prepare(service, (apply) => this.change(datasetId, serviceId, apply));
     const hosts = this.hostsFor(service.type);
     if (hosts) return this.launchHost(hosts, service);
     const target = service.pendingSnapshot ?? service.snapshot;
@@ -325,6 +331,7 @@ export class ServiceLifecycle {
         return { ...s, status: 'stopped', pendingSnapshot: undefined, host: undefined, pendingHost: undefined };
       });
       this.unload(service.id);
+      if (this.others?.serves(service.type)) await this.others.release(service);
       for (const ref of refs) await this.stopHost(ref);
     } else {
       if (action === 'start' && service.status === 'running') return { dataset, owner, service };
@@ -359,9 +366,10 @@ export class ServiceLifecycle {
     const service = await this.service(dataset, name, `${account}/${datasetName}`);
     await this.platform.store.deleteService(dataset.id, service.name);
     this.unload(service.id);
+    if (this.others?.serves(service.type)) await this.others.release(service);
     await this.stopHost(service.host?.ref);
     await this.stopHost(service.pendingHost?.ref);
-    await this.countServices(dataset.id);
+    await countServices(this.platform, dataset.id);
     await this.catalog.collect(dataset.id, await this.catalog.manifestAt(service.snapshot.manifestKey));
   }
 
@@ -375,6 +383,7 @@ export class ServiceLifecycle {
   /** Runs a query on a service the caller may read. */
   async query(caller: Caller | null, account: string, datasetName: string, name: string, request: Omit<EngineQuery, 'timeoutMs'>): Promise<string> {
     const { service } = await this.get(caller, account, datasetName, name);
+    if (this.others?.serves(service.type)) throw new ValidationError(`Service "${name}" is a text search service; send queries to its search route.`);
     if (service.status !== 'running' && service.status !== 'updating') {
       throw new ServiceUnavailableError(`Service "${name}" is ${service.status}; it answers queries once it is running.`);
     }
@@ -453,6 +462,8 @@ export class ServiceLifecycle {
       const batch = await this.platform.store.listDatasets(null, { after, batch: 100 });
       for (const { item: dataset } of batch.items) {
         for (const service of await this.platform.store.listServices(dataset.id)) {
+          // A running search service's index is a blob: loaded on its first query, not rebuilt.
+          if (this.others?.serves(service.type) && service.status === 'running') continue;
           if (this.hostsFor(service.type) && (service.host || service.pendingHost)) {
             // Hosts of this platform ended with it (embedded virtuoso-t processes): start over.
             await this.change(dataset.id, service.id, (s) => ({
@@ -480,20 +491,4 @@ export class ServiceLifecycle {
     this.attached.clear();
     await Promise.allSettled(stores.map((s) => s.then((x) => x.close())));
   }
-
-  private async countServices(datasetId: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
-      const dataset = await this.platform.store.getDatasetById(datasetId);
-      if (!dataset) return;
-      const serviceCount = (await this.platform.store.listServices(datasetId)).length;
-      if (serviceCount === dataset.serviceCount) return;
-      try {
-        await this.platform.store.updateDataset({ ...dataset, serviceCount, revision: dataset.revision + 1 });
-        return;
-      } catch (e) {
-        if (!(e instanceof ConflictError)) throw e;
-      }
-    }
-  }
 }
-

@@ -15,7 +15,24 @@ const TYPE_ALIASES: Record<string, ServiceType> = {
   'sparql-jena': 'jena',
   RichSparql: 'jena',
   richSparql: 'jena',
+  elasticSearch: 'elasticSearch',
+  textSearch: 'elasticSearch',
 };
+
+/**
+ * Service types another (higher) context serves: text search (domain/search/search-lifecycle.ts),
+ * given to ServiceLifecycle by the wiring. ServiceLifecycle keeps the records, access and actions;
+ * the other context builds, serves and drops what a snapshot becomes.
+ */
+export interface OtherServiceTypes {
+  serves(type: ServiceType): boolean;
+  /** The stored settings of a new service of this type from its create body's `config` (a 400 naming the field). */
+  configure(config: unknown): Pick<ServiceRecord, 'search'>;
+  /** Loads the service's target snapshot and marks it running (or error) through `change` (ServiceLifecycle.prepare). */
+  prepare(service: ServiceRecord, change: (apply: (s: ServiceRecord) => ServiceRecord | null) => Promise<ServiceRecord | null>): Promise<void>;
+  /** Drops what the service's snapshots became (stop, delete). */
+  release(service: ServiceRecord): Promise<void>;
+}
 
 export const SERVICE_TYPE_NAMES = Object.keys(TYPE_ALIASES);
 
@@ -61,9 +78,9 @@ export function serviceView(service: ServiceRecord, currentManifest: string | un
     type: service.type,
     status: service.status,
     outOfSync: isOutOfSync(service, currentManifest),
-    config: service.type === 'jena' ? { reasonerType: service.reasoner } : {},
-    endpoint: `${datasetUrl}/services/${encodeURIComponent(service.name)}/sparql`,
-    capabilities: ['sparql'],
+    config: service.type === 'jena' ? { reasonerType: service.reasoner } : (service.search ?? {}),
+    endpoint: `${datasetUrl}/services/${encodeURIComponent(service.name)}/${service.type === 'elasticSearch' ? 'search' : 'sparql'}`,
+    capabilities: [service.type === 'elasticSearch' ? 'elasticSearch' : 'sparql'],
     numberOfLoadedStatements: service.status === 'running' ? (service.loadedStatements ?? service.snapshot.statements) : 0,
     numberOfGraphs: service.snapshot.graphCount,
     createdAt: service.createdAt,

@@ -3,9 +3,10 @@
  * only; type names, reasoners and the view live in domain/sparql.
  */
 import type { Reasoner } from '../sparql-engine.js';
+import type { SearchServiceConfig } from '../search-index.js';
 
-/** TriplyDB's service types; the spec calls them Sparql (virtuoso) and RichSparql (jena). */
-export type ServiceType = 'virtuoso' | 'jena';
+/** TriplyDB's service types; the spec calls them Sparql (virtuoso), RichSparql (jena) and textSearch (elasticSearch). */
+export type ServiceType = 'virtuoso' | 'jena' | 'elasticSearch';
 export type ServiceStatus = 'starting' | 'running' | 'updating' | 'stopped' | 'error';
 
 export interface ServiceSnapshot {
@@ -55,4 +56,6 @@ export interface ServiceRecord {
   host?: ServiceHost;
   /** A host launched for `pendingSnapshot ?? snapshot`, still loading. */
   pendingHost?: { ref: string; launchedAt: string };
+  /** Text search services (elasticSearch): their index and component templates. */
+  search?: SearchServiceConfig;
 }

@@ -29,7 +29,6 @@ export const serviceAction: TaskTypeDefinition = {
     if (!name) throw new TaskFailure('service: the service name is empty; check the variables it uses.');
     const action = String(ctx.settings.action) as 'start' | 'stop' | 'sync';
     const serviceType = ctx.settings.serviceType === undefined ? undefined : String(ctx.settings.serviceType);
-    if (serviceType === 'textSearch') throw new TaskFailure('Text search services are not available on this instance.');
     const manager = services.sparql;
     // Reading the dataset first: a missing or unreadable dataset fails here, a missing service below.
     const { dataset: record } = await services.access.readableDataset(ctx.caller, account, dataset);
