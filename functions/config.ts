@@ -8,7 +8,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformS
   if (publicApiUrl && !/^https?:\/\/[^/]+/.test(publicApiUrl)) {
     throw new Error(`${ENV.publicApiUrl} must be an http(s) URL, got "${publicApiUrl}"`);
   }
-  const enabledServices = (env[ENV.enabledServices] ?? 'virtuoso,jena')
+  const enabledServices = (env[ENV.enabledServices] ?? 'virtuoso,jena,elasticSearch')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);

@@ -53,6 +53,10 @@ export const ENV = {
   sparqlHostManifestKey: 'SPARQL_HOST_MANIFEST_KEY',
   /** How often a loaded SPARQL host checks it is still its service's (ms, default 60000); one that is not stops. */
   sparqlHostWatchMs: 'SPARQL_HOST_WATCH_MS',
+  /** Text search on OpenSearch (issue 15): the cluster's endpoint; absent: the embedded engine (indexes as data blobs). */
+  opensearchUrl: 'OPENSEARCH_URL',
+  /** `es` (Amazon OpenSearch Service) or `aoss` (Serverless): requests are signed with the function's role; absent: unsigned. */
+  opensearchSigning: 'OPENSEARCH_SIGNING',
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

@@ -11,6 +11,8 @@ import { MAX_UPLOAD_BYTES } from '../adapters/common/tus-uploads.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { LambdaTaskQueue } from '../adapters/aws/lambda-task-queue.js';
 import { EcsServiceHosts, sparqlHostsSettings } from '../adapters/aws/ecs-service-hosts.js';
+import { OpenSearchIndexes } from '../adapters/aws/opensearch-indexes.js';
+import type { Logger } from '../ports/logger.js';
 import type { ServiceHosts } from '../ports/service-hosts.js';
 import { EcsTaskQueue, workerTaskSettings } from '../adapters/aws/ecs-task-queue.js';
 import { ecsApi } from '../adapters/aws/ecs-api.js';
@@ -162,6 +164,18 @@ function serviceHosts(): ServiceHosts | undefined {
   return raw ? new EcsServiceHosts(ecsApi(), sparqlHostsSettings(raw), awsLogger) : undefined;
 }
 
+/**
+ * Text search on OpenSearch when OPENSEARCH_URL is set (signed as OPENSEARCH_SIGNING says, in the
+ * function's region); undefined: the embedded engine (createServices' default).
+ */
+export function openSearchFromEnv(env: NodeJS.ProcessEnv, logger: Logger): OpenSearchIndexes | undefined {
+  const url = env[ENV.opensearchUrl];
+  if (!url) return undefined;
+  const signing = env[ENV.opensearchSigning];
+  if (signing !== undefined && signing !== 'es' && signing !== 'aoss') throw new Error(`${ENV.opensearchSigning} must be es or aoss, got "${signing}"`);
+  return new OpenSearchIndexes({ url, ...(signing ? { aws: { region: env.AWS_REGION ?? 'us-east-1', service: signing } } : {}) }, logger);
+}
+
 /** One logger per Lambda environment; its level comes from POWERTOOLS_LOG_LEVEL (default INFO). */
 export const awsLogger = createLogger();
 
@@ -190,6 +204,7 @@ export function awsServices(options: { imports?: PlatformSettings['imports'] } =
       tasks: taskQueue(),
       uploads: resumableUploads(),
       serviceHosts: serviceHosts(),
+      search: openSearchFromEnv(process.env, awsLogger),
       ...ports,
     });
   });

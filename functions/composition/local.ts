@@ -27,7 +27,7 @@ import { HANDLER_MODULES } from '../handlers/index.js';
 import type { FamilyHandler, Services } from '../http/api.js';
 import { createNodeServer } from '../http/node-server.js';
 import { FAMILIES, type Family } from '../http/route-table.js';
-import { documentClient } from './aws.js';
+import { documentClient, openSearchFromEnv } from './aws.js';
 import { createLogger } from '../adapters/common/powertools-logger.js';
 import type { ScopedLogger } from '../ports/logger.js';
 import { commonPorts, createServices } from './wiring.js';
@@ -343,6 +343,8 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       clock,
       scheduler,
       serviceHosts,
+      // Text search on an OpenSearch cluster when OPENSEARCH_URL names one; else the embedded engine.
+      search: openSearchFromEnv(env, logger),
     });
     serviceHosts?.bind({
       run: (...args) => services.sparqlServices.runHost(...args),

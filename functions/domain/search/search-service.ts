@@ -58,8 +58,8 @@ export class SearchService {
       query: {
         bool: {
           should: [
-            { multi_match: { query: text, fields: ['*'], fuzziness: 'AUTO' } },
-            { multi_match: { query: text, fields: ['*'], type: 'phrase', boost: 2 } },
+            { multi_match: { query: text, fields: ['*'], fuzziness: 'AUTO', lenient: true } },
+            { multi_match: { query: text, fields: ['*'], type: 'phrase', boost: 2, lenient: true } },
           ],
           minimum_should_match: 1,
         },
