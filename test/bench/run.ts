@@ -5,7 +5,7 @@
  * service next to in-process oxigraph (sparql.ts) and saved-query runs next to the same page sent
  * straight to the service (saved-queries.ts), then flow runs next to the bare executor (flows.ts),
  * on the same platform process. Prints figures; asserts nothing. `BENCH_ONLY=flows,sparql` runs only
- * the named parts (requests, import-export, sparql, virtuoso, flows). `virtuoso`: `virtuoso` services
+ * the named parts (requests, import-export, sparql, virtuoso, graphql, flows). `virtuoso`: `virtuoso` services
  * on virtuoso-t (VIRTUOSO_HOSTS) next to Virtuoso queried directly and the embedded engine (virtuoso.ts).
  */
 import { startPlatformProcess } from './embedded-server.js';
@@ -15,6 +15,7 @@ import { benchSavedQueries } from './saved-queries.js';
 import { benchSparql } from './sparql.js';
 import { benchFlows, benchHookLatency } from './flows.js';
 import { benchVirtuoso } from './virtuoso.js';
+import { benchGraphql } from './graphql.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
 const CONCURRENCY = 16;
@@ -69,6 +70,12 @@ try {
     // Its own platform process (with VIRTUOSO_HOSTS); skips loudly without virtuoso-t.
     console.log('');
     await benchVirtuoso();
+  }
+
+  if (part('graphql')) {
+    // A 1,000-node GraphQL connection with two nested levels next to the same read in SPARQL (graphql.ts).
+    console.log('');
+    await benchGraphql(platform);
   }
 
   if (part('flows')) {

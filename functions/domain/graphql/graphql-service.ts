@@ -172,7 +172,7 @@ export class GraphqlService {
       };
     }
     const loader = new LevelLoader(source.run);
-    const context: ExecutionContext = { loader };
+    const context: ExecutionContext = { loader, languages: new Map() };
     const result = await execute({ schema, document, variableValues: request.variables ?? undefined, operationName: request.operationName ?? undefined, contextValue: context });
     // Our resolvers' own failures (a bad argument, a SPARQL timeout, the endpoint down) are the
     // request's: they get their own status, never a 200 with an internal message in it.

@@ -23,7 +23,8 @@ import {
 } from 'graphql';
 import type { LevelLoader } from './batch.js';
 import { cursorOf, type FilterInput, type OrderInput, pageQuery } from './filters.js';
-import { byPreference, parseLanguagePreference } from './language.js';
+import { byPreference, type LanguageRange, parseLanguagePreference } from './language.js';
+import { connectionPlan } from './plan.js';
 import { scalarFilterName } from './names.js';
 import type { FieldModel, SchemaModel, TypeModel } from './shapes.js';
 import { iri, type ResultTerm } from './sparql-text.js';
@@ -36,6 +37,8 @@ import { iri, type ResultTerm } from './sparql-text.js';
 
 export interface ExecutionContext {
   loader: LevelLoader;
+  /** Parsed `language` arguments of this request, by text. */
+  languages: Map<string, LanguageRange[]>;
 }
 
 interface NodeValue {
@@ -66,7 +69,8 @@ const scalarOf = (name: string, datatype: string) =>
     parseLiteral: literalValue,
   });
 
-const byValue = (a: ResultTerm, b: ResultTerm) => (a['xml:lang'] ?? '').localeCompare(b['xml:lang'] ?? '') || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0);
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const byValue = (a: ResultTerm, b: ResultTerm) => compare(a['xml:lang'] ?? '', b['xml:lang'] ?? '') || compare(a.value, b.value);
 const isLiteral = (t: ResultTerm) => t.type === 'literal' || t.type === 'typed-literal';
 
 export function buildSchema(model: SchemaModel): GraphQLSchema {
@@ -148,29 +152,36 @@ export function buildSchema(model: SchemaModel): GraphQLSchema {
   const fieldConfig = (f: FieldModel): GraphQLFieldConfig<NodeValue, ExecutionContext, { language?: string | null }> => {
     const base = f.list ? nonNull(new GraphQLList(valueType(f))) : f.nonNull ? nonNull(valueType(f)) : valueType(f);
     const pick = <T>(values: T[]): T[] | T | null => (f.list ? values : (values[0] ?? null));
+    const shape = (terms: ResultTerm[], language: string | null | undefined, ctx: ExecutionContext) => {
+      switch (f.value.kind) {
+        case 'scalar':
+          return pick(terms.filter(isLiteral).sort(byValue).map((t) => t.value));
+        case 'langString': {
+          const values = terms
+            .filter(isLiteral)
+            .sort(byValue)
+            .map((t) => ({ value: t.value, language: t['xml:lang'] ?? null }));
+          if (!language) return pick(values);
+          let ranges = ctx.languages.get(language);
+          if (!ranges) ctx.languages.set(language, (ranges = parseLanguagePreference(language)));
+          return pick(byPreference(values, ranges));
+        }
+        case 'object': {
+          const type = f.value.type;
+          return pick(terms.filter((t) => t.type === 'uri').sort(byValue).map((t): NodeValue => ({ __typename: type, id: t.value })));
+        }
+        case 'iri':
+          return pick(terms.filter((t) => t.type === 'uri').sort(byValue).map((t) => ({ id: t.value })));
+      }
+    };
     const config: GraphQLFieldConfig<NodeValue, ExecutionContext, { language?: string | null }> = {
       type: base,
       description: `<${f.path}>`,
-      resolve: async (parent, args, ctx) => {
-        const terms = await ctx.loader.values(parent.id, f.path);
-        switch (f.value.kind) {
-          case 'scalar':
-            return pick(terms.filter(isLiteral).sort(byValue).map((t) => t.value));
-          case 'langString': {
-            // A language preference is checked before the values are read, so bad input fails alike.
-            const values = terms
-              .filter(isLiteral)
-              .sort(byValue)
-              .map((t) => ({ value: t.value, language: t['xml:lang'] ?? null }));
-            return pick(args.language ? byPreference(values, parseLanguagePreference(args.language)) : values);
-          }
-          case 'object': {
-            const type = f.value.type;
-            return pick(terms.filter((t) => t.type === 'uri').sort(byValue).map((t): NodeValue => ({ __typename: type, id: t.value })));
-          }
-          case 'iri':
-            return pick(terms.filter((t) => t.type === 'uri').sort(byValue).map((t) => ({ id: t.value })));
-        }
+      // From memory when the connection read its plan up-front (no promise per field), else batched.
+      resolve: (parent, args, ctx) => {
+        const known = ctx.loader.known(parent.id, f.path);
+        if (known) return shape(known, args.language, ctx);
+        return ctx.loader.values(parent.id, f.path).then((terms) => shape(terms, args.language, ctx));
       },
     };
     if (f.value.kind === 'langString') {
@@ -251,10 +262,11 @@ function connectionField(
       filter: { type: filter },
       orderBy: { type: new GraphQLList(nonNull(orderBy)), description: 'Sort keys, first key first; nodes are by IRI after them.' },
     },
-    resolve: async (_root, args: { first?: number | null; after?: string | null; filter?: FilterInput | null; orderBy?: OrderInput[] | null }, ctx) => {
+    resolve: async (_root, args: { first?: number | null; after?: string | null; filter?: FilterInput | null; orderBy?: OrderInput[] | null }, ctx, info) => {
       const { sparql, offset, size } = pageQuery(model, t, args);
       const ids = (await ctx.loader.select(sparql)).flatMap((r) => (r.s?.type === 'uri' ? [r.s.value] : []));
       const page = ids.slice(0, size);
+      await ctx.loader.prefetch(page, connectionPlan(model, t.name, info.fieldNodes, info.fragments));
       const edges = page.map((id, i) => ({ cursor: cursorOf(offset + i), node: { __typename: t.name, id } }));
       return {
         edges,
