@@ -24,4 +24,6 @@ new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
   mailFrom: app.node.tryGetContext('mailFrom'),
   // Behind a custom domain: `cdk deploy -c publicApiUrl=https://api.your.domain`.
   publicApiUrl: app.node.tryGetContext('publicApiUrl'),
+  // Text search on Amazon OpenSearch Service: `cdk deploy -c search=opensearch` (default: the embedded engine, indexes in the data bucket).
+  search: app.node.tryGetContext('search') === 'opensearch' ? {} : undefined,
 });

@@ -29,6 +29,7 @@ import { ContainerPlatform, type NodeTaskDefinition } from './constructs/contain
 import { UploadHost } from './constructs/upload-host.js';
 import { WorkerTask } from './constructs/worker-task.js';
 import { SparqlHosts } from './constructs/sparql-hosts.js';
+import { SearchDomain, type SearchDomainProps } from './constructs/search-domain.js';
 import { acknowledge } from './nag.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -58,6 +59,12 @@ export interface StatelessStackProps extends StackProps {
    * Request throttling of the API's stage (all routes together). Default: DEFAULT_API_THROTTLE.
    */
   apiThrottle?: ThrottleSettings;
+  /**
+   * Text search on Amazon OpenSearch Service (lib/constructs/search-domain.ts): a domain is made
+   * and the functions granted `searchIndexes` use it. Default: none, text search runs on the
+   * embedded engine with its indexes in the data bucket (`cdk deploy -c search=opensearch`).
+   */
+  search?: SearchDomainProps;
 }
 
 /** The stage's default throttling: steady requests per second and the burst above it. */
@@ -145,6 +152,8 @@ export class StatelessStack extends Stack {
   readonly worker: WorkerTask;
   /** The SPARQL hosts' task definition, security groups and grants (lib/constructs/sparql-hosts.ts). */
   readonly sparqlHosts: SparqlHosts;
+  /** The OpenSearch domain of text search services, when the stack is configured for search. */
+  readonly searchDomain?: SearchDomain;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -233,6 +242,14 @@ export class StatelessStack extends Stack {
       workers[name] = worker;
     }
     this.workers = workers;
+    if (props.search) {
+      // Text search on OpenSearch: each function granted searchIndexes gets its actions and OPENSEARCH_URL.
+      const domain = new SearchDomain(this, 'SearchDomain', props.search);
+      this.searchDomain = domain;
+      for (const [fn, spec] of [...(Object.keys(FAMILIES) as Family[]).map((f) => [functions[f], FAMILIES[f] as FamilySpec] as const), ...(Object.keys(WORKERS) as Worker[]).map((w) => [workers[w], WORKERS[w] as WorkerSpec] as const)]) {
+        if (spec.grants.searchIndexes) domain.grant(fn, spec.grants.searchIndexes);
+      }
+    }
     // Workers invoking workers, once all exist.
     for (const name of Object.keys(WORKERS) as Worker[]) {
       const spec: WorkerSpec = WORKERS[name];

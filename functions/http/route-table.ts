@@ -73,6 +73,12 @@ export interface FamilySpec {
      * of the host task definition, PassRole of its roles). All are told SPARQL_HOSTS.
      */
     serviceHosts?: 'query' | 'describe' | 'stop' | 'manage';
+    /**
+     * Text search indexes on the stack's OpenSearch domain, when it has one (lib/constructs/search-domain.ts):
+     * 'read' searches, 'write' also builds and drops indexes; both are told OPENSEARCH_URL. Without a
+     * domain the indexes are data bucket blobs, which the dataBucket grant covers.
+     */
+    searchIndexes?: 'read' | 'write';
   };
   memoryMb: number;
   timeoutSeconds: number;
@@ -91,13 +97,14 @@ export const FAMILIES = {
   exports: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   assets: { grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 1024, timeoutSeconds: 30 },
   // serviceHosts: stop, restart, sync and delete stop a service's host task (the import worker starts it).
-  services: { grants: { table: 'RW', dataBucket: 'RW', serviceHosts: 'manage' }, memoryMb: 512, timeoutSeconds: 30 },
+  // searchIndexes: stop and delete drop a text search service's index.
+  services: { grants: { table: 'RW', dataBucket: 'RW', serviceHosts: 'manage', searchIndexes: 'write' }, memoryMb: 512, timeoutSeconds: 30 },
   // serviceHosts 'query': in the VPC, querying the hosts' Virtuoso; everything else they call is S3 and DynamoDB (gateway endpoints).
   sparql: { grants: { table: 'R', dataBucket: 'R', artifactsBucket: 'RW', serviceHosts: 'query' }, memoryMb: 3008, timeoutSeconds: 30 },
   queries: { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW', serviceHosts: 'query' }, memoryMb: 3008, timeoutSeconds: 30 },
   'dataset-sparql': { grants: { table: 'RW', dataBucket: 'RW', artifactsBucket: 'RW' }, memoryMb: 3008, timeoutSeconds: 30 },
   // Text search (issue 15): reads the service and its index (a data blob loaded once per warm function, or Amazon OpenSearch).
-  search: { grants: { table: 'R', dataBucket: 'R' }, memoryMb: 3008, timeoutSeconds: 30 },
+  search: { grants: { table: 'R', dataBucket: 'R', searchIndexes: 'read' }, memoryMb: 3008, timeoutSeconds: 30 },
   flows: {
     grants: { table: 'RW', artifactsBucket: 'RW', flowExecutions: ['prepare', 'start', 'abort', 'discard'], flowSchedules: 'manage', mail: true },
     memoryMb: 1024,
@@ -344,7 +351,8 @@ export const WORKERS = {
   importWorker: {
     handler: 'import-worker',
     // serviceHosts: a service load starts the service's host task (RunTask).
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, serviceHosts: 'manage' },
+    // searchIndexes: a text search service's load builds its index.
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', uploadEvents: true, serviceHosts: 'manage', searchIndexes: 'write' },
     memoryMb: 3008,
     timeoutSeconds: 900,
     invokedBy: ['imports', 'services'],
@@ -357,7 +365,8 @@ export const WORKERS = {
     // release: the upload wait's task token, when the upload ended before the wait began.
     // serviceHosts: the service action stops or restarts a service's host (its start goes through the import worker).
     // workerTask: a long task (Timeout past a function's 15 minutes) is staged and run on the worker task.
-    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', flowExecutions: ['release'], mail: true, serviceHosts: 'manage', workerTask: 'run' },
+    // searchIndexes: the service action's stop drops a text search service's index.
+    grants: { table: 'RW', dataBucket: 'RW', uploadsBucket: 'RW', artifactsBucket: 'RW', flowExecutions: ['release'], mail: true, serviceHosts: 'manage', workerTask: 'run', searchIndexes: 'write' },
     memoryMb: 3008,
     timeoutSeconds: 900,
     invokedBy: [],
