@@ -1,5 +1,5 @@
 import { DomainError, type DomainErrorKind, TooManyRequestsError } from '../domain/shared/errors.js';
-import { EngineOverloadedError, EngineQueryError, EngineTimeoutError } from '../ports/sparql-engine.js';
+import { EngineExecutionError, EngineOverloadedError, EngineQueryError, EngineTimeoutError } from '../ports/sparql-engine.js';
 import { SparqlSyntaxError } from '../rdf/sparql-analysis.js';
 import type { HttpResponse } from './types.js';
 import type { Logger } from '../ports/logger.js';
@@ -13,6 +13,7 @@ const STATUS: Record<DomainErrorKind, number> = {
   conflict: 409,
   'too-large': 413,
   'unsupported-media-type': 415,
+  unprocessable: 422,
   'too-many-requests': 429,
   unavailable: 503,
 };
@@ -43,9 +44,17 @@ export function errorResponse(error: unknown, logger: ErrorLogger, options: { pl
     // Errors that list several problems (a flow's validation) keep them apart for the console.
     const problems = (error as { problems?: unknown }).problems;
     if (Array.isArray(problems)) extra = { problems };
-  } else if (error instanceof EngineTimeoutError || error instanceof EngineOverloadedError || error instanceof EngineQueryError || error instanceof SparqlSyntaxError) {
-    // Engine and parser failures are about the request (or the load), never internals.
-    status = error instanceof EngineTimeoutError ? 504 : error instanceof EngineOverloadedError ? 503 : 400;
+  } else if (
+    error instanceof EngineTimeoutError ||
+    error instanceof EngineOverloadedError ||
+    error instanceof EngineQueryError ||
+    error instanceof EngineExecutionError ||
+    error instanceof SparqlSyntaxError
+  ) {
+    // Engine and parser failures are about the request (or the load), never internals. 400 is a
+    // malformed request only; one that is well-formed but cannot be carried out is a 422.
+    status =
+      error instanceof EngineTimeoutError ? 504 : error instanceof EngineOverloadedError ? 503 : error instanceof EngineExecutionError ? 422 : 400;
     message = error.message;
   } else {
     logger.error('unhandled error', {

@@ -1,5 +1,5 @@
 import { UnsupportedMediaTypeError, ValidationError } from '../domain/shared/errors.js';
-import { analyzeSparql } from '../rdf/sparql-analysis.js';
+import { analyzeSparql, withUsingGraphs } from '../rdf/sparql-analysis.js';
 import { MAX_SPARQL_CHARS } from '../rdf/sparql-prescan.js';
 import type { QueryForm } from '../rdf/formats.js';
 import type { HttpRequest } from './types.js';
@@ -64,10 +64,12 @@ export async function readSparqlRequest(req: HttpRequest, options: { allowUpdate
     if (analysis.kind !== 'update') throw new ValidationError('The request is a query; send it as "query" (or application/sparql-query).');
     const usingGraphs = params.getAll('using-graph-uri');
     const usingNamedGraphs = params.getAll('using-named-graph-uri');
-    if (usingGraphs.length || usingNamedGraphs.length) {
-      throw new ValidationError('using-graph-uri and using-named-graph-uri are not supported; write USING / USING NAMED in the update instead.');
+    for (const iri of [...usingGraphs, ...usingNamedGraphs]) {
+      if (!/^[a-z][a-z0-9+.-]*:[^\s<>"{}|^`\\]*$/i.test(iri)) throw new ValidationError(`"${iri.slice(0, 200)}" is not an absolute IRI: using-graph-uri and using-named-graph-uri take graph IRIs.`);
     }
-    return { kind: 'update', text, usingGraphs, usingNamedGraphs, baseIri };
+    // The protocol's dataset of an update becomes USING / USING NAMED in the text the engine runs.
+    const runs = usingGraphs.length || usingNamedGraphs.length ? await withUsingGraphs(text, baseIri, usingGraphs, usingNamedGraphs) : text;
+    return { kind: 'update', text: runs, usingGraphs, usingNamedGraphs, baseIri };
   }
   const text = direct ? direct.text : exactlyOne(queries, 'query');
   if (direct && !text.trim()) throw new ValidationError('The query in the body is empty.');
@@ -79,7 +81,7 @@ export async function readSparqlRequest(req: HttpRequest, options: { allowUpdate
   const namedGraphs = params.getAll('named-graph-uri');
   return {
     kind: 'query',
-    text,
+    text: analysis.text ?? text,
     form: analysis.form,
     dataset: defaultGraphs.length || namedGraphs.length ? { defaultGraphs, namedGraphs } : undefined,
     definesDataset: analysis.definesDataset,

@@ -47,3 +47,7 @@ export { EngineOverloadedError } from '../rdf/sparql-errors.js';
 export class EngineQueryError extends Error {
   override name = 'EngineQueryError';
 }
+/** A well-formed request the engine could not carry out (DROP of a graph that does not exist): 422. */
+export class EngineExecutionError extends Error {
+  override name = 'EngineExecutionError';
+}

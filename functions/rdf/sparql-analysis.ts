@@ -10,7 +10,10 @@ export class SparqlSyntaxError extends Error {
   override name = 'SparqlSyntaxError';
 }
 
-export type Analysis = { kind: 'query'; form: QueryForm; definesDataset: boolean } | { kind: 'update' };
+export type Analysis =
+  /** `text`: the query to run when it differs from the one sent (SELECT * with its variables in query order). */
+  | { kind: 'query'; form: QueryForm; definesDataset: boolean; text?: string }
+  | { kind: 'update' };
 
 const UPDATE_KEYWORDS = /^(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)$/i;
 
@@ -35,7 +38,7 @@ function formByKeyword(text: string): Analysis | null {
 const ANALYSIS_CACHE_BYTES = 16 * 1024 * 1024;
 /** An analysis is a few small fields. */
 const ANALYSIS_BYTES = 64;
-const analyses = new ByteBoundedLru<Analysis>(ANALYSIS_CACHE_BYTES, () => ANALYSIS_BYTES);
+const analyses = new ByteBoundedLru<Analysis>(ANALYSIS_CACHE_BYTES, (a) => ANALYSIS_BYTES + 2 * (a.kind === 'query' ? (a.text?.length ?? 0) : 0));
 
 /** How full the analysis cache is (bytes are estimates: keys as UTF-16, a constant per analysis). */
 export function analysisCacheUsage(): { bytes: number; maxBytes: number; entries: number } {
@@ -79,6 +82,40 @@ export async function analyzeSparql(text: string, baseIri?: string, what?: strin
 }
 
 /**
+ * The update as the protocol's using-graph-uri / using-named-graph-uri say: their graphs become
+ * the USING / USING NAMED of every operation with a WHERE. Refused (400) when the update has
+ * USING or WITH of its own, as the protocol requires.
+ */
+export async function withUsingGraphs(text: string, baseIri: string | undefined, defaultGraphs: string[], namedGraphs: string[]): Promise<string> {
+  try {
+    return await sparqlParser.run<string>({ type: 'withUsing', text, baseIri, defaultGraphs, namedGraphs });
+  } catch (e) {
+    if (e instanceof ParseRejectedError && e.message.startsWith('USING_CONFLICT')) {
+      throw new SparqlSyntaxError(
+        'The update names its dataset with USING or WITH and the request with using-graph-uri / using-named-graph-uri; the protocol allows only one of them: drop the parameters or the clauses.',
+      );
+    }
+    throw parseFailure(e, 'The SPARQL update does not parse');
+  }
+}
+
+export interface LoadPlan {
+  /** The update with each LOAD written as an INSERT DATA of its placeholder triple. */
+  text: string;
+  /** In order: the source, SILENT, and the exact placeholder text to replace with the triples (N-Triples lines). */
+  loads: { source: string; silent: boolean; placeholder: string }[];
+}
+
+/** The update's LOAD operations, to be carried out by the caller (`token`: [A-Za-z0-9], unguessable). */
+export async function planLoads(text: string, baseIri: string | undefined, token: string): Promise<LoadPlan> {
+  try {
+    return await sparqlParser.run<LoadPlan>({ type: 'planLoads', text, baseIri, token });
+  } catch (e) {
+    throw parseFailure(e, 'The SPARQL update does not parse');
+  }
+}
+
+/**
  * The same on the calling thread, for flow validation, which is synchronous and only reads
  * inline texts of at most 10,000 characters: within the pre-scan's limits the slowest such text
  * measured here parses in about 100 ms (10 KB of `||` terms or of 62-deep FILTERs; VALUES rows
@@ -103,7 +140,8 @@ export function analyzeShortSparqlNow(text: string, maxChars: number): Analysis 
   }
   const from = (parsed as { from?: { default?: unknown[]; named?: unknown[] } }).from;
   const analysis: Analysis =
-    parsed.type === 'update'
+    // A text of only comments and prologue parses without a form: an empty update, by the grammar.
+    parsed.type === 'update' || !parsed.queryType
       ? { kind: 'update' }
       : { kind: 'query', form: parsed.queryType.toLowerCase() as QueryForm, definesDataset: (from?.default?.length ?? 0) + (from?.named?.length ?? 0) > 0 };
   analyses.set(key, analysis);

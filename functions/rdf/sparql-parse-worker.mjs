@@ -26,13 +26,125 @@ function parse(text, baseIri) {
   return tree;
 }
 
-function analysisOf(tree) {
-  if (tree.type === 'update') return { kind: 'update' };
-  return {
+function analysisOf(tree, text) {
+  // A text of only comments and prologue parses without a form: SPARQL's grammar makes it an empty update.
+  if (tree.type === 'update' || !tree.queryType) return { kind: 'update' };
+  const analysis = {
     kind: 'query',
     form: tree.queryType.toLowerCase(),
     definesDataset: (tree.from?.default?.length ?? 0) + (tree.from?.named?.length ?? 0) > 0,
   };
+  const explicit = text === undefined ? undefined : withExplicitProjection(tree, text);
+  if (explicit) analysis.text = explicit;
+  return analysis;
+}
+
+const isWildcard = (v) => v instanceof sparqljs.Wildcard || v?.termType === 'Wildcard';
+
+/**
+ * The variables `SELECT *` projects, in the order they first appear in the pattern: those in
+ * scope by SPARQL 1.1 §18.2.1 (not those only inside MINUS or FILTER; a sub-SELECT's projection).
+ */
+function inScopeVariables(patterns, out = []) {
+  const add = (term) => {
+    if (term?.termType === 'Variable' && !out.includes(term.value)) out.push(term.value);
+  };
+  for (const p of patterns ?? []) {
+    switch (p.type) {
+      case 'bgp':
+        for (const t of p.triples) {
+          add(t.subject);
+          add(t.predicate);
+          add(t.object);
+        }
+        break;
+      case 'graph':
+      case 'service':
+        add(p.name);
+        inScopeVariables(p.patterns, out);
+        break;
+      case 'group':
+      case 'optional':
+        inScopeVariables(p.patterns, out);
+        break;
+      case 'union':
+        for (const branch of p.patterns) inScopeVariables([branch], out);
+        break;
+      case 'bind':
+        add(p.variable);
+        break;
+      case 'values':
+        for (const row of p.values) for (const key of Object.keys(row)) add({ termType: 'Variable', value: key.replace(/^[?$]/, '') });
+        break;
+      case 'query':
+        if (p.variables.some(isWildcard)) inScopeVariables(p.where, out);
+        else for (const v of p.variables) add(v.variable ?? v);
+        break;
+      default:
+        // filter, minus: no variables come into scope.
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * `SELECT *` with its variables written out in query order (the engine answers them sorted by
+ * name): the text with only the `*` replaced, or undefined when there is nothing to change or
+ * the `*` is not where a plain scan of the prologue expects it.
+ */
+function withExplicitProjection(tree, text) {
+  if (tree.queryType !== 'SELECT' || !tree.variables?.some(isWildcard) || tree.group) return undefined;
+  const names = inScopeVariables([...(tree.where ?? []), ...(tree.values ? [{ type: 'values', values: tree.values }] : [])]);
+  if (names.length < 2) return undefined;
+  const star = starOffset(text);
+  if (star === undefined) return undefined;
+  return `${text.slice(0, star)}${names.map((n) => `?${n}`).join(' ')}${text.slice(star + 1)}`;
+}
+
+/** Offset of the `*` of `[prologue] SELECT [DISTINCT|REDUCED] *`, skipping comments and IRIs. */
+function starOffset(text) {
+  let i = 0;
+  const skipSpace = () => {
+    for (;;) {
+      while (i < text.length && /\s/.test(text[i])) i++;
+      if (text[i] !== '#') return;
+      while (i < text.length && text[i] !== '\n' && text[i] !== '\r') i++;
+    }
+  };
+  const word = () => {
+    const m = /^[A-Za-z_][A-Za-z0-9_.-]*:?/.exec(text.slice(i, i + 200));
+    return m ? m[0] : '';
+  };
+  for (let guard = 0; guard < 10_000; guard++) {
+    skipSpace();
+    const w = word();
+    if (/^(PREFIX|BASE)$/i.test(w)) {
+      i += w.length;
+      skipSpace();
+      if (/^PREFIX$/i.test(w)) {
+        const name = /^[^\s:]*:/.exec(text.slice(i, i + 200));
+        if (!name) return undefined;
+        i += name[0].length;
+        skipSpace();
+      }
+      if (text[i] !== '<') return undefined;
+      const end = text.indexOf('>', i);
+      if (end < 0) return undefined;
+      i = end + 1;
+      continue;
+    }
+    if (!/^SELECT$/i.test(w)) return undefined;
+    i += w.length;
+    skipSpace();
+    const modifier = word();
+    if (/^(DISTINCT|REDUCED)$/i.test(modifier)) {
+      i += modifier.length;
+      skipSpace();
+    }
+    return text[i] === '*' ? i : undefined;
+  }
+  return undefined;
 }
 
 function termOf(value) {
@@ -86,6 +198,52 @@ function instantiate({ text, values, page, extraRows }) {
   return new sparqljs.Generator().stringify(ast);
 }
 
+export const USING_CONFLICT = 'USING_CONFLICT';
+
+/**
+ * The update with the protocol's using-graph-uri / using-named-graph-uri as USING / USING NAMED
+ * of every operation that has a WHERE (DELETE WHERE becomes DELETE … USING … WHERE, its pattern
+ * the same). The protocol forbids them together with USING or WITH in the update.
+ */
+function withUsing({ text, baseIri, defaultGraphs, namedGraphs }) {
+  const tree = parse(text, baseIri);
+  if (tree.type !== 'update') throw new Error('not an update');
+  const iri = (value) => ({ termType: 'NamedNode', value });
+  const using = { default: defaultGraphs.map(iri), named: namedGraphs.map(iri) };
+  const updates = tree.updates.map((op) => {
+    if (op.updateType === 'insertdelete') {
+      if (op.using || op.graph) throw new Error(USING_CONFLICT);
+      return { ...op, using };
+    }
+    if (op.updateType === 'deletewhere') {
+      const where = op.delete.map((q) => (q.type === 'graph' ? { type: 'graph', name: q.name, patterns: [{ type: 'bgp', triples: q.triples }] } : q));
+      return { updateType: 'insertdelete', delete: op.delete, insert: [], where, using };
+    }
+    return op;
+  });
+  return new sparqljs.Generator().stringify({ ...tree, updates });
+}
+
+/**
+ * An update's LOAD operations, each replaced by an INSERT DATA of one placeholder triple that the
+ * caller swaps for the loaded document's triples (see planLoads() in sparql-analysis.ts). The
+ * text is generated with full IRIs (no prefixes or base), so the placeholder is written exactly.
+ */
+function planLoads({ text, baseIri, token }) {
+  const tree = parse(text, baseIri);
+  if (tree.type !== 'update') return { text, loads: [] };
+  const loads = [];
+  const updates = tree.updates.map((op) => {
+    if (op.type !== 'load') return op;
+    const placeholder = { termType: 'NamedNode', value: `urn:x-ldp-load:${token}:${loads.length}` };
+    loads.push({ source: op.source.value, silent: Boolean(op.silent), placeholder: `<${placeholder.value}> <${placeholder.value}> <${placeholder.value}>.` });
+    const triples = [{ subject: placeholder, predicate: placeholder, object: placeholder }];
+    return { updateType: 'insert', insert: [op.destination ? { type: 'graph', name: op.destination, triples } : { type: 'bgp', triples }] };
+  });
+  if (!loads.length) return { text, loads };
+  return { text: new sparqljs.Generator().stringify({ ...tree, base: undefined, prefixes: {}, updates }), loads };
+}
+
 /** See solutionsProbe() in sparql-template.ts. */
 function probe({ text, values, offset }) {
   const ast = substitute(parse(text), termsOf(values));
@@ -121,7 +279,7 @@ parentPort.on('message', (message) => {
   try {
     switch (message.type) {
       case 'analyze':
-        reply = { ok: true, result: analysisOf(parse(message.text, message.baseIri)) };
+        reply = { ok: true, result: analysisOf(parse(message.text, message.baseIri), message.text) };
         break;
       case 'parse':
         reply = { ok: true, result: transferable(parse(message.text, message.baseIri)) };
@@ -131,6 +289,12 @@ parentPort.on('message', (message) => {
         break;
       case 'probe':
         reply = { ok: true, result: probe(message) };
+        break;
+      case 'withUsing':
+        reply = { ok: true, result: withUsing(message) };
+        break;
+      case 'planLoads':
+        reply = { ok: true, result: planLoads(message) };
         break;
       default:
         reply = { ok: false, error: `unknown message ${message.type}` };

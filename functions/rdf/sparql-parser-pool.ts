@@ -33,7 +33,9 @@ export class ParseBusyError extends Error {
 export type ParseJob =
   | { type: 'analyze' | 'parse'; text: string; baseIri?: string }
   | { type: 'instantiate'; text: string; values: [string, unknown][]; page?: { page: number; pageSize: number }; extraRows: number }
-  | { type: 'probe'; text: string; values: [string, unknown][]; offset: number };
+  | { type: 'probe'; text: string; values: [string, unknown][]; offset: number }
+  | { type: 'withUsing'; text: string; baseIri?: string; defaultGraphs: string[]; namedGraphs: string[] }
+  | { type: 'planLoads'; text: string; baseIri?: string; token: string };
 
 interface Pending {
   job: ParseJob & { id: number };

@@ -7,7 +7,7 @@ import type { FinishedUpload } from '../../ports/resumable-uploads.js';
 import type { AccessService } from '../datasets/access-service.js';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { Caller } from '../shared/caller.js';
-import type { DatasetRecord } from '../datasets/datasets.js';
+import { defaultGraphOf, type DatasetRecord } from '../datasets/datasets.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../shared/errors.js';
 import { gunzipChecked, startsLikeGzip } from './gunzip.js';
 import { graphBlobKey, type GraphCatalog } from './graph-catalog.js';
@@ -118,10 +118,6 @@ export class ImportService {
   }
 
   /** The graph IRI for triples without one, when the job names none. */
-  static defaultGraphFor(baseUrl: string, owner: AccountRecord, dataset: DatasetRecord): string {
-    return `${baseUrl}/${encodeURIComponent(owner.accountName)}/${encodeURIComponent(dataset.name)}/graphs/default`;
-  }
-
   async createJob(caller: Caller | null, account: string, datasetName: string, options: JobOptions, baseUrl: string) {
     const { dataset, owner } = await this.writable(caller, account, datasetName);
     const type = options.type ?? 'upload';
@@ -151,7 +147,7 @@ export class ImportService {
       datasetId: dataset.id,
       type,
       status: type === 'download' ? 'downloading' : 'created',
-      defaultGraphName: options.defaultGraphName ?? ImportService.defaultGraphFor(baseUrl, owner, dataset),
+      defaultGraphName: options.defaultGraphName ?? defaultGraphOf(dataset, owner, baseUrl),
       baseIRI: options.baseIRI,
       overwriteAll: options.overwriteAll === true,
       mergeGraphs: options.mergeGraphs === true,

@@ -1,7 +1,7 @@
 import type { AccessService } from './access-service.js';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { Caller } from '../shared/caller.js';
-import type { AccessLevel, DatasetRecord, License, Prefix } from './datasets.js';
+import { newDefaultGraphName, type AccessLevel, type DatasetRecord, type License, type Prefix } from './datasets.js';
 import { NotFoundError, ValidationError } from '../shared/errors.js';
 import { assertAbsoluteIri, assertDatasetName, assertPrefixLabel } from '../shared/names.js';
 import { collectPage, type Page, type PageRequest } from '../shared/paging.js';
@@ -56,7 +56,8 @@ export class DatasetService {
     private readonly access: AccessService,
   ) {}
 
-  async create(caller: Caller | null, accountName: string, input: NewDatasetInput): Promise<DatasetWithOwner> {
+  /** `apiUrl`: the API's public URL, under which the dataset's default graph is named for good. */
+  async create(caller: Caller | null, accountName: string, input: NewDatasetInput, apiUrl: string): Promise<DatasetWithOwner> {
     const owner = await this.access.account(accountName);
     await this.access.require(caller, owner, 'writeDatasets', 'create datasets');
     assertDatasetName(input.name);
@@ -70,6 +71,7 @@ export class DatasetService {
       accessLevel: input.accessLevel ?? 'private',
       license: input.license,
       prefixes: checkPrefixes(mergePrefixes([], input.prefixes ?? [])),
+      defaultGraphName: newDefaultGraphName(apiUrl, owner.accountName, input.name),
       exampleResources: [],
       tags: [],
       createdAt: now,

@@ -25,6 +25,17 @@ export const LICENSES = [
 ] as const satisfies readonly License[];
 true satisfies (License extends (typeof LICENSES)[number] ? true : false);
 
+/** The name a new dataset's default graph gets: under the API's URL, by the names it is made with. */
+export const newDefaultGraphName = (apiUrl: string, accountName: string, datasetName: string): string =>
+  `${apiUrl}/${encodeURIComponent(accountName)}/${encodeURIComponent(datasetName)}/graphs/default`;
+
+/**
+ * The dataset's default graph: the name fixed when it was made, or, for a dataset made before
+ * names were recorded, the name it would have got (by its owner's and its own current name).
+ */
+export const defaultGraphOf = (d: DatasetRecord, owner: AccountRecord, apiUrl: string): string =>
+  d.defaultGraphName ?? newDefaultGraphName(apiUrl, owner.accountName, d.name);
+
 export const datasetView = (d: DatasetRecord, owner: AccountRecord): Record<string, unknown> => ({
   id: d.id,
   name: d.name,
@@ -40,6 +51,7 @@ export const datasetView = (d: DatasetRecord, owner: AccountRecord): Record<stri
   serviceCount: d.serviceCount,
   assetCount: d.assetCount,
   lastGraphsUpdateTime: d.lastGraphsUpdateTime,
+  defaultGraphName: d.defaultGraphName,
   tags: d.tags,
   topics: [],
   prefixes: d.prefixes.map((p) => ({ ...p, scope: 'local' })),

@@ -16,6 +16,7 @@ export type DomainErrorKind =
   | 'too-large'
   | 'unsupported-media-type'
   | 'not-acceptable'
+  | 'unprocessable'
   | 'unavailable'
   | 'too-many-requests';
 
@@ -53,6 +54,11 @@ export class UnsupportedMediaTypeError extends DomainError {
 export class NotAcceptableError extends DomainError {
   readonly kind = 'not-acceptable';
   override name = 'NotAcceptableError';
+}
+/** Well-formed and allowed, but it could not be carried out (a SPARQL LOAD whose source failed): 422. */
+export class UnprocessableError extends DomainError {
+  readonly kind = 'unprocessable';
+  override name = 'UnprocessableError';
 }
 /** Exists but cannot answer now (a starting or stopped service, an overloaded engine): 503. */
 export class ServiceUnavailableError extends DomainError {

@@ -3,20 +3,62 @@
  * access and size checks.
  */
 import type { AccountRecord } from '../../ports/records/accounts.js';
-import type { DatasetRecord } from '../datasets/datasets.js';
+import { defaultGraphOf, type DatasetRecord } from '../datasets/datasets.js';
 import { graphBlobKey, type GraphCatalog } from '../data/graph-catalog.js';
 import { GraphBlobWriter } from '../data/graph-writer.js';
-import { ImportService } from '../data/import-service.js';
 import type { GraphEntry } from '../data/graphs.js';
-import { ConflictError, ValidationError } from '../shared/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Platform } from '../shared/platform.js';
+import { withLoadsCarriedOut } from './sparql-load.js';
+
+/** Updates of one dataset waiting in this process, so that they run one after the other. */
+const queues = new Map<string, Promise<unknown>>();
+/** Attempts of one update when other processes change the dataset meanwhile (AWS: other functions). */
+const MAX_ATTEMPTS = 8;
+
+/** The dataset changed between reading its graphs and writing the update's result. */
+class DatasetChangedError extends ConflictError {}
 
 /**
  * SPARQL Update on the dataset's own endpoint: applied to a private copy of the current graphs,
  * whose result becomes a new dataset version exactly like an import (graph ids kept by name).
- * If the dataset changed while the update ran, nothing is written and the caller retries.
+ * Updates of one dataset queue: in this process they run one after the other, and one that finds
+ * the dataset changed by another process when it writes runs again on the new graphs (bounded),
+ * so concurrent updates all apply, in some order, as SPARQL's sequential semantics need.
  */
 export async function applyDatasetUpdate(
+  platform: Platform,
+  catalog: GraphCatalog,
+  target: { dataset: DatasetRecord; owner: AccountRecord },
+  request: { update: string; baseUrl: string; baseIri?: string },
+): Promise<{ graphCount: number; statements: number }> {
+  const id = target.dataset.id;
+  // Once, before the queue: a LOAD's download must not hold the queue or a store meanwhile.
+  const update = { ...request, update: await withLoadsCarriedOut(platform, request.update, request.baseIri) };
+  const previous = queues.get(id) ?? Promise.resolve();
+  const run = previous.catch(() => undefined).then(async () => {
+    let { dataset } = target;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await applyOnce(platform, catalog, { dataset, owner: target.owner }, update);
+      } catch (e) {
+        if (!(e instanceof DatasetChangedError) || attempt >= MAX_ATTEMPTS) throw e;
+        await platform.clock.sleep(20 * attempt + Math.floor(Math.random() * 50));
+        const latest = await platform.store.getDatasetById(id);
+        if (!latest) throw new NotFoundError('The dataset was deleted while the update ran.');
+        dataset = latest;
+      }
+    }
+  });
+  queues.set(id, run);
+  try {
+    return await run;
+  } finally {
+    if (queues.get(id) === run) queues.delete(id);
+  }
+}
+
+async function applyOnce(
   platform: Platform,
   catalog: GraphCatalog,
   { dataset, owner }: { dataset: DatasetRecord; owner: AccountRecord },
@@ -24,7 +66,7 @@ export async function applyDatasetUpdate(
 ): Promise<{ graphCount: number; statements: number }> {
   const baseKey = dataset.graphsManifest ?? null;
   const base = await catalog.manifestAt(baseKey);
-  const defaultGraph = ImportService.defaultGraphFor(baseUrl, owner, dataset);
+  const defaultGraph = defaultGraphOf(dataset, owner, baseUrl);
   // The dataset's default graph is the update's default graph (what INSERT DATA without GRAPH
   // writes and DELETE WHERE without GRAPH reads); every other graph keeps its name.
   const store = await platform.engine.open(
@@ -68,7 +110,7 @@ export async function applyDatasetUpdate(
       });
     }
     const result = await catalog.swap(dataset.id, async (_current, latest) => {
-      if ((latest.graphsManifest ?? null) !== baseKey) throw new ConflictError('The dataset changed while the update ran; nothing was written. Send the update again.');
+      if ((latest.graphsManifest ?? null) !== baseKey) throw new DatasetChangedError('The dataset changed again and again while the update ran; nothing was written. Send the update again.');
       return { graphs: entries };
     });
     await catalog.collect(dataset.id, result.previous);

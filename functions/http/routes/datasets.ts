@@ -49,13 +49,13 @@ export const datasetOperations: Operations = {
     return jsonResponse(200, result.items.map((d) => datasetView(d.dataset, d.owner)), nextLink(req, apiUrl, result.next));
   },
 
-  async createDataset({ req, params, services, caller }) {
+  async createDataset({ req, params, services, caller, apiUrl }) {
     const body = parseJsonBody(req, NewDatasetBody);
     const { dataset, owner } = await services.datasets.create(caller, params.account!, {
       ...body,
       license: body.license ?? undefined,
       prefixes: body.prefixes ? toPrefixList(body.prefixes) : undefined,
-    });
+    }, apiUrl);
     return jsonResponse(201, datasetView(dataset, owner));
   },
 

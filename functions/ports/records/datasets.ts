@@ -45,6 +45,12 @@ export interface DatasetRecord {
   assetCount: number;
   /** Blob key of the current graph manifest (see domain/data/graphs.ts); absent while the dataset has no graphs. */
   graphsManifest?: string;
+  /**
+   * The graph that triples without a graph name go to (imports) and that SPARQL Update's default
+   * graph is, fixed when the dataset is made: names taken from the request's host would change
+   * with it. Absent on datasets made before it was recorded (see defaultGraphOf).
+   */
+  defaultGraphName?: string;
   lastGraphsUpdateTime?: string;
   /** Incremented on every write; writes are conditional on it so concurrent changes never interleave. */
   revision: number;

@@ -40,9 +40,10 @@ import {
   TestCaseQueryEvaluationHandler,
   Util,
   type IProtocolEndpoint,
-  type IQueryEngine,
   type IQueryResult,
+  type IUpdateEngine,
 } from 'rdf-test-suite';
+import { DataFactory } from 'n3';
 import sparqljs from 'sparqljs';
 import { importFiles } from '../../support/imports.js';
 import type { TestPlatform } from '../../support/platform.js';
@@ -188,7 +189,7 @@ export interface HttpEngineOptions {
   urlToFileMappings: { url: string; path: string }[];
 }
 
-export class HttpSparqlEngine implements IQueryEngine {
+export class HttpSparqlEngine implements IUpdateEngine {
   private readonly datasets: PoolDataset[] = [];
   /** `iri hash` → why the graph could not be imported. */
   private readonly importErrors = new Map<string, string>();
@@ -345,9 +346,64 @@ export class HttpSparqlEngine implements IQueryEngine {
     return res;
   }
 
-  /** Syntax tests: the endpoint must answer the query (on an empty dataset) or refuse it with 400. */
+  /**
+   * Syntax tests: the endpoint must answer the query (on an empty dataset) or refuse it with 400.
+   * Update syntax tests (`update` injected by the runner) run as updates on a fresh empty dataset,
+   * where 400 means "does not parse" and 422 "parsed, but could not be carried out".
+   */
   async parse(queryString: string, options: Record<string, any>): Promise<void> {
+    if (options.update) {
+      await this.update([], queryString, options);
+      return;
+    }
     await this.run([], queryString, options, (options.accept as string | undefined) ?? DEFAULT_ACCEPT);
+  }
+
+  // --- updates ------------------------------------------------------------------------------
+
+  private scratchDatasets = 0;
+
+  /**
+   * Update evaluation: a fresh dataset per test (updates change it), the test's default graph
+   * imported as triples (they go to the dataset's default graph, which is the update's default
+   * graph) and its named graphs as quads; the update sent to the dataset endpoint as a form
+   * (`update`, the test's base as a BASE line); the result read back as N-Quads from the
+   * dataset's download, the default graph's quads given back without a graph name.
+   */
+  async update(data: RDF.Quad[], queryString: string, options: Record<string, any>): Promise<RDF.Quad[]> {
+    const name = `${this.o.datasetPrefix ?? 'sparql'}-u${this.scratchDatasets++}`;
+    const defaultGraph = (await this.o.p.createDataset(this.o.account, name, 'private', this.o.token)).defaultGraphName as string;
+    const path = `${this.o.account}/${name}`;
+    if (data.length) {
+      const blank = (label: string) => `b${createHash('sha256').update(label).digest('hex').slice(0, 12)}`;
+      const content = data
+        .map((q) => {
+          const triple = `${ntTerm(q.subject, blank)} ${ntTerm(q.predicate, blank)} ${ntTerm(q.object, blank)}`;
+          return q.graph.termType === 'DefaultGraph' ? `${triple} .` : `${triple} ${ntTerm(q.graph, blank)} .`;
+        })
+        .join('\n');
+      const job = await importFiles(this.o.p, this.o.token, path, [{ name: 'data.nq', content: `${content}\n` }]);
+      this.stats.imports++;
+      if (job.status !== 'finished') throw new Error(`the test data could not be imported: ${job.error?.message ?? job.status}`);
+    }
+    const form = new URLSearchParams();
+    form.append('update', options.baseIRI ? `BASE <${options.baseIRI}>\n${queryString}` : queryString);
+    this.stats.requests++;
+    const res = await fetch(`${this.o.p.url}/datasets/${path}/sparql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.o.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+    const text = await res.text();
+    if (res.status >= 500) this.faults.push({ test: this.currentTest, message: `HTTP ${res.status}: ${text.slice(0, 300)}` });
+    // A syntax test passes when the update parsed: 422 is a well-formed update that could not be
+    // carried out (DROP of a graph that does not exist, LOAD of an unreachable source).
+    if (options.update && res.status === 422) return [];
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${text.slice(0, 500)}`);
+    const dump = await fetch(`${this.o.p.url}/datasets/${path}/download.nq`, { headers: { authorization: `Bearer ${this.o.token}` } });
+    if (dump.status !== 200) throw new Error(`reading the dataset back failed: HTTP ${dump.status}`);
+    const quads = await quadsOf(Util.parseRdfRaw('application/n-quads', 'urn:x-base:', Readable.from([await dump.text()])));
+    return quads.map((q) => (q.graph.termType === 'NamedNode' && q.graph.value === defaultGraph ? DataFactory.quad(q.subject, q.predicate, q.object, DataFactory.defaultGraph()) : q));
   }
 
   async query(data: RDF.Quad[], queryString: string, options: Record<string, any>): Promise<IQueryResult> {

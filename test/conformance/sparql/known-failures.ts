@@ -20,11 +20,6 @@ export interface KnownFailure {
 
 // --- platform bugs ---------------------------------------------------------------------------
 
-const USING_GRAPH_IGNORED =
-  'not supported: the protocol parameters using-graph-uri / using-named-graph-uri of an update are refused with 400 ' +
-  '(readSparqlRequest in functions/http/sparql-protocol.ts) and the message asks for USING / USING NAMED in the update ' +
-  'itself; these tests send them and expect the dataset they describe to be used.';
-
 // --- engine limitations (oxigraph 0.5.11, the same in-process) ------------------------------
 
 const ENGINE = 'engine limitation (oxigraph 0.5.11, the same in-process): ';
@@ -89,11 +84,6 @@ export const KNOWN_FAILURES: readonly KnownFailure[] = [
     reason: ENGINE + 'the data\'s "1.0E6"^^xsd:double is stored by value and written as 1000000 in the CSV; the test expects the lexical form 1.0E6.',
   },
 
-  // SPARQL 1.1 Protocol
-  { test: 'sparql11/protocol#update_dataset_default_graph', reason: USING_GRAPH_IGNORED },
-  { test: 'sparql11/protocol#update_dataset_default_graphs', reason: USING_GRAPH_IGNORED },
-  { test: 'sparql11/protocol#update_dataset_named_graphs', reason: USING_GRAPH_IGNORED },
-  { test: 'sparql11/protocol#update_dataset_full', reason: USING_GRAPH_IGNORED },
 
   // SPARQL 1.0
   { test: 'sparql10/open-world#open-eq-01', reason: LEXICAL_FORMS },

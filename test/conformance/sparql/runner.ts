@@ -32,6 +32,7 @@ export const SUITES = {
   'sparql11-results-json': { id: 'sparql11-results-json', manifest: 'sparql11/manifest-all.ttl', specification: 'http://www.w3.org/TR/sparql11-results-json/' },
   'sparql11-results-csv-tsv': { id: 'sparql11-results-csv-tsv', manifest: 'sparql11/manifest-all.ttl', specification: 'http://www.w3.org/TR/sparql11-results-csv-tsv/' },
   'sparql11-protocol': { id: 'sparql11-protocol', manifest: 'sparql11/manifest-all.ttl', specification: 'http://www.w3.org/TR/sparql11-protocol/' },
+  'sparql11-update': { id: 'sparql11-update', manifest: 'sparql11/manifest-all.ttl', specification: 'http://www.w3.org/TR/sparql11-update/' },
   sparql10: { id: 'sparql10', manifest: 'sparql10/manifest.ttl' },
 } as const satisfies Record<string, Suite>;
 export type SuiteId = keyof typeof SUITES;
@@ -175,6 +176,7 @@ export async function runSparqlSuites(p: TestPlatform, options: RunOptions): Pro
       const key = keyOf(entry);
       const inject: Record<string, unknown> = { accept: acceptFor(test.resultSource?.url) };
       if (entry.suite === 'sparql11-protocol') inject.protocolEndpoint = protocol!.endpoint;
+      if (entry.suite === 'sparql11-update') inject.update = true;
       const started = Date.now();
       const faultsBefore = engine.faults.length;
       let reason: string | undefined;

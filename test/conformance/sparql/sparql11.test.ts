@@ -15,6 +15,7 @@ const EXPECTED_TOTALS: Record<SuiteId, number> = {
   'sparql11-results-json': 4,
   'sparql11-results-csv-tsv': 6,
   'sparql11-protocol': 34,
+  'sparql11-update': 157,
   sparql10: 476,
 };
 

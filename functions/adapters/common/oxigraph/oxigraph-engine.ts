@@ -2,6 +2,7 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import {
   type EngineQuery,
   EngineOverloadedError,
+  EngineExecutionError,
   EngineQueryError,
   EngineTimeoutError,
   type Reasoner,
@@ -275,7 +276,12 @@ class OxigraphStore implements SparqlStore {
     try {
       const applied = await replica.send({ type: 'update', update, baseIri });
       if (!applied.ok && applied.fatal) throw new EngineQueryError(`The update is too complex for the SPARQL engine (${applied.error ?? 'it failed'}); simplify it.`);
-      if (!applied.ok) throw new EngineQueryError(applied.error ?? 'update failed');
+      if (!applied.ok) {
+        const message = applied.error ?? 'update failed';
+        // The graph rules of CLEAR / DROP / CREATE / COPY / MOVE / ADD without SILENT: the update
+        // parsed and ran into the dataset's state; anything else is the update's own fault.
+        throw / graph <[^>]*> (does not exist|already exists)/i.test(message) ? new EngineExecutionError(message) : new EngineQueryError(message);
+      }
       const listed = await replica.send({ type: 'graphs' });
       if (!listed.ok) throw new Error(listed.error);
       const result = new Map<string, string>();

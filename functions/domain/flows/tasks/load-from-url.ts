@@ -94,7 +94,7 @@ async function targetDataset(ctx: TaskContext, services: TaskServices, ref: { ac
     if (!create || !(e instanceof NotFoundError) || !(await services.platform.store.getAccountByName(ref.account))) throw e;
   }
   try {
-    const { dataset } = await services.datasets.create(ctx.caller, ref.account, { name: ref.dataset, accessLevel: 'private' });
+    const { dataset } = await services.datasets.create(ctx.caller, ref.account, { name: ref.dataset, accessLevel: 'private' }, ctx.apiUrl);
     ctx.log(`Created the dataset ${ref.account}/${ref.dataset} (private).`);
     return dataset;
   } catch (e) {
