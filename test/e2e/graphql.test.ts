@@ -429,3 +429,33 @@ describe('the endpoint behind it', () => {
     expect(own.body.extensions).toMatchObject({ service: null, outOfSync: false });
   });
 });
+
+describe('the query timeout', () => {
+  let slow: TestPlatform;
+  let token: string;
+  beforeAll(async () => {
+    slow = await TestPlatform.start({ settings: { sparql: { queryTimeoutMs: 1000, maxStatements: 100_000, replicas: 1 } } });
+    token = await slow.createUser('carol');
+    await slow.createDataset('carol', 'many', 'public', token);
+    const books = Array.from({ length: 3000 }, (_, i) => `<${ID}b${i}> a <https://example.org/def/Book> ; <https://example.org/def/isbn> "${i}" .`).join('\n');
+    const shapes = `<https://example.org/def/BookShape> a <http://www.w3.org/ns/shacl#NodeShape> ; <http://www.w3.org/ns/shacl#targetClass> <https://example.org/def/Book> ;
+      <http://www.w3.org/ns/shacl#property> [ <http://www.w3.org/ns/shacl#path> <https://example.org/def/isbn> ; <http://www.w3.org/ns/shacl#datatype> <http://www.w3.org/2001/XMLSchema#string> ] .`;
+    expect((await importFiles(slow, token, 'carol/many', [{ name: 'many.ttl', content: `${shapes}\n${books}\n` }])).status).toBe('finished');
+  }, 60_000);
+  afterAll(async () => {
+    await slow?.stop();
+  });
+
+  it('a query past the SPARQL query timeout answers 504, as SPARQL does', async () => {
+    // 3,000 books, each tested against 4,000 values: far past a second.
+    const notIn = Array.from({ length: 4000 }, (_, i) => `x${i}`);
+    const res = await slow.request('POST', '/datasets/carol/many/graphql', {
+      body: { query: 'query($f: BookFilter) { BookConnection(filter: $f) { edges { node { id } } } }', variables: { f: { isbn: { notIn } } } },
+    });
+    expect(res.status, res.text.slice(0, 300)).toBe(504);
+    expect(res.body.message).toMatch(/longer than 1 s/);
+    expect(res.body.errors).toEqual([{ message: res.body.message }]);
+    const after = await slow.request('POST', '/datasets/carol/many/graphql', { body: { query: '{ BookConnection(first: 1) { edges { node { isbn } } } }' } });
+    expect(after.status).toBe(200);
+  });
+});

@@ -32,16 +32,32 @@ interface LangValue {
 
 const and = (parts: string[]): string | null => (parts.length === 0 ? null : parts.length === 1 ? parts[0]! : `(${parts.join(' && ')})`);
 
-function valueCondition(field: FieldModel, subject: string, term: unknown, vars: Vars): string {
+/**
+ * "Some value of the field is one of `values`": one EXISTS with the values in a VALUES block
+ * (flat, however long the list: a chain of `||` nests in the engine's parser and overflows it).
+ * Language strings without a language compare by their text in any language.
+ */
+function someValueIn(field: FieldModel, subject: string, values: unknown[], vars: Vars): string {
+  if (values.length === 0) return 'false';
   const p = iri(field.path, 'path');
   if (field.value.kind === 'langString') {
-    const { value, language } = term as LangValue;
-    if (language) return `EXISTS { ${subject} ${p} ${literal(value, { language })} }`;
-    const v = vars.next();
-    return `EXISTS { ${subject} ${p} ${v} . FILTER(isLiteral(${v}) && STR(${v}) = ${literal(value)}) }`;
+    const tagged = (values as LangValue[]).filter((v) => v.language);
+    const plain = (values as LangValue[]).filter((v) => !v.language);
+    const parts: string[] = [];
+    if (tagged.length > 0) {
+      const v = vars.next();
+      parts.push(`EXISTS { VALUES ${v} { ${tagged.map((t) => literal(t.value, { language: t.language! })).join(' ')} } ${subject} ${p} ${v} }`);
+    }
+    if (plain.length > 0) {
+      const v = vars.next();
+      parts.push(`EXISTS { ${subject} ${p} ${v} . FILTER(isLiteral(${v}) && STR(${v}) IN (${plain.map((t) => literal(t.value)).join(', ')})) }`);
+    }
+    return parts.length === 1 ? parts[0]! : `(${parts.join(' || ')})`;
   }
-  if (field.value.kind === 'scalar') return `EXISTS { ${subject} ${p} ${literal(String(term), { datatype: field.value.datatype })} }`;
-  return `EXISTS { ${subject} ${p} ${iri(String(term), field.name)} }`;
+  const terms = values.map((value) => (field.value.kind === 'scalar' ? literal(String(value), { datatype: field.value.datatype }) : iri(String(value), field.name)));
+  if (terms.length === 1) return `EXISTS { ${subject} ${p} ${terms[0]} }`;
+  const v = vars.next();
+  return `EXISTS { VALUES ${v} { ${terms.join(' ')} } ${subject} ${p} ${v} }`;
 }
 
 function fieldCondition(model: SchemaModel, field: FieldModel, subject: string, input: Record<string, unknown>, vars: Vars, depth: number): string | null {
@@ -51,13 +67,12 @@ function fieldCondition(model: SchemaModel, field: FieldModel, subject: string, 
     const inner = filterCondition(model, target, o, input, vars, depth + 1);
     return `EXISTS { ${subject} ${iri(field.path, 'path')} ${o} .${inner ? ` FILTER(${inner})` : ''} }`;
   }
-  if (field.value.kind === 'iri') return typeof input.id === 'string' ? valueCondition(field, subject, input.id, vars) : null;
+  if (field.value.kind === 'iri') return typeof input.id === 'string' ? someValueIn(field, subject, [input.id], vars) : null;
   const parts: string[] = [];
-  const any = (values: unknown[]) => (values.length === 0 ? 'false' : `(${values.map((v) => valueCondition(field, subject, v, vars)).join(' || ')})`);
-  if (input.eq !== undefined && input.eq !== null) parts.push(valueCondition(field, subject, input.eq, vars));
-  if (Array.isArray(input.in)) parts.push(any(input.in));
-  if (input.notEq !== undefined && input.notEq !== null) parts.push(`!${valueCondition(field, subject, input.notEq, vars)}`);
-  if (Array.isArray(input.notIn)) parts.push(`!${any(input.notIn)}`);
+  if (input.eq !== undefined && input.eq !== null) parts.push(someValueIn(field, subject, [input.eq], vars));
+  if (Array.isArray(input.in)) parts.push(someValueIn(field, subject, input.in, vars));
+  if (input.notEq !== undefined && input.notEq !== null) parts.push(`!${someValueIn(field, subject, [input.notEq], vars)}`);
+  if (Array.isArray(input.notIn)) parts.push(`!${someValueIn(field, subject, input.notIn, vars)}`);
   return and(parts);
 }
 
