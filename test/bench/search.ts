@@ -140,7 +140,11 @@ export async function benchSearch(platform: RunningPlatform, options: { statemen
     await api.json('POST', `/datasets/${ACCOUNT}/${DATASET}/services`, { name: SERVICE, type: 'elasticSearch' });
     let service: any;
     for (let i = 0; i < 6000; i++) {
-      service = await api.json('GET', `/datasets/${ACCOUNT}/${DATASET}/services/${SERVICE}`);
+      // A kept-alive socket the server closed while busy: ask again on a new one (a GET).
+      service = await api.json('GET', `/datasets/${ACCOUNT}/${DATASET}/services/${SERVICE}`).catch(async () => {
+        await sleep(200);
+        return api.json('GET', `/datasets/${ACCOUNT}/${DATASET}/services/${SERVICE}`);
+      });
       if (service.status !== 'starting') break;
       await sleep(50);
     }

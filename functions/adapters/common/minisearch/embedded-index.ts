@@ -72,12 +72,13 @@ export class EmbeddedIndex {
     };
   }
 
-  static build(documents: SearchDocument[], types: SearchMappings): EmbeddedIndex {
+  /** Indexes in chunks (MiniSearch's addAllAsync), so the embedded platform's event loop keeps answering meanwhile. */
+  static async build(documents: SearchDocument[], types: SearchMappings): Promise<EmbeddedIndex> {
     const ids = documents.map((d) => d._id);
     const docs = documents.map((d) => d.fields);
     const textFields = Object.keys(types).filter((f) => types[f]!.type === 'text');
     const mini = new MiniSearch<Doc>(EmbeddedIndex.options(docs, textFields));
-    mini.addAll(docs.map((_, i) => ({ i })));
+    await mini.addAllAsync(docs.map((_, i) => ({ i })), { chunkSize: 2000 });
     return new EmbeddedIndex(types, ids, docs, textFields, mini);
   }
 

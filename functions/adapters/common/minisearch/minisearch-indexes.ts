@@ -83,7 +83,7 @@ export class MiniSearchIndexes implements SearchIndexes {
       documents.push(d);
       if (documents.length > max) throw new Error(`the dataset has more than ${max} subjects, more than the embedded search engine indexes; configure Amazon OpenSearch for it.`);
     }
-    const index = EmbeddedIndex.build(documents, source.mappings);
+    const index = await EmbeddedIndex.build(documents, source.mappings);
     await this.blobs.put(blobKey(key), await gzipAsync(Buffer.from(JSON.stringify(index.serialize()))), { contentType: 'application/gzip' });
     this.remember(key, Promise.resolve(index));
     return { documents: index.size };
