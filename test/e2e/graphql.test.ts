@@ -94,6 +94,17 @@ describe('the schema from SHACL', () => {
     expect(place).toEqual({ id: 'ID!', name: 'RdfsLangString!', population: 'XsdInteger', bornHere: '[Author]!' });
   });
 
+  it('a dataset without shapes (or without graphs) has a schema with node(id:) only, and no errors', async () => {
+    await p.createDataset('alice', 'shapeless', 'public', alice);
+    const empty = await gql('{ __schema { queryType { fields { name } } } }', { endpoint: '/datasets/alice/shapeless/graphql' });
+    expect(empty.body.data.__schema.queryType.fields).toEqual([{ name: 'node' }]);
+    expect((await p.request('GET', '/datasets/alice/shapeless/graphql/status')).body).toEqual({ errors: null });
+    const data = '<https://example.org/graphs/x> { <https://example.org/id/x> a <https://example.org/def/Thing> . }';
+    expect((await importFiles(p, alice, 'alice/shapeless', [{ name: 'x.trig', content: data }])).status).toBe('finished');
+    const res = await gql('{ node(id: "https://example.org/id/x") { id } }', { endpoint: '/datasets/alice/shapeless/graphql' });
+    expect(res.body).toMatchObject({ data: { node: null }, extensions: { sparqlQueries: 1 } });
+  });
+
   it('reports every skipped shape and name, and why, on /graphql/status', async () => {
     const res = await p.request('GET', `${EP}/status`);
     expect(res.status).toBe(200);
