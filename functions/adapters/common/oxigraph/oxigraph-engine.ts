@@ -51,8 +51,8 @@ class Replica {
       p.resolve(reply);
     });
     this.worker.on('error', (e) => this.failAll(e));
-    this.worker.on('exit', () => {
-      this.failAll(new Error('the query worker stopped'));
+    this.worker.on('exit', (code) => {
+      this.failAll(new Error(`the query worker stopped (exit code ${code})`));
       this.ready = false;
       this.onExit(this);
     });
@@ -81,6 +81,8 @@ class Replica {
     port1.on('message', () => acks.shift()?.());
     const done = this.send({ type: 'loadStream', port: port2 }, [port2]);
     const failed = done.then((r) => (r.ok ? null : new Error(r.error)));
+    // Read only while chunks flow; a worker that dies later rejects `done`, which is awaited below.
+    failed.catch(() => {});
     try {
       for await (const chunk of chunks) {
         const acked = new Promise<void>((resolve) => acks.push(resolve));
