@@ -1,6 +1,6 @@
 import { ValidationError } from '../shared/errors.js';
 import type { LevelPlan } from './plan.js';
-import { resultRows, type ResultRow, type ResultTerm } from './sparql-text.js';
+import { RESULTS_TSV, type ResultRow, type ResultTerm, tsvRows } from './sparql-text.js';
 
 /**
  * One GraphQL request's reads: the values of (node, property) pairs, batched per level of the
@@ -18,8 +18,8 @@ export const MAX_ROWS_PER_QUERY = 200_000;
 /** Microtask rounds without a new request before a level is sent (graphql-js takes a few hops per level). */
 const QUIET_ROUNDS = 6;
 
-/** What a loader runs: a SPARQL SELECT, answered as SPARQL JSON results. */
-export type RunSelect = (sparql: string) => Promise<string>;
+/** What a loader runs: a SPARQL SELECT, answered in the given results format. */
+export type RunSelect = (sparql: string, format: string) => Promise<string>;
 
 interface Batch {
   pairs: Map<string, Set<string>>;
@@ -43,7 +43,7 @@ export class LevelLoader {
   /** Runs one SELECT of this request and counts it. */
   async select(sparql: string): Promise<ResultRow[]> {
     this.queries++;
-    const rows = resultRows(await this.run(sparql));
+    const rows = tsvRows(await this.run(sparql, RESULTS_TSV));
     if (rows.length > MAX_ROWS_PER_QUERY) throw new ValidationError(`The query reads more than ${MAX_ROWS_PER_QUERY} values at one level; ask for fewer nodes (first) or fewer list fields.`);
     return rows;
   }

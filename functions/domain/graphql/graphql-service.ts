@@ -93,14 +93,14 @@ export class GraphqlService {
     if (service) {
       return {
         cacheKey: `${dataset.id} service:${service.id} ${service.snapshot.manifestKey ?? 'empty'}`,
-        run: (query) => this.sparql.query(caller, account, datasetName, service.name, { query, format: RESULTS_JSON }),
+        run: (query, format) => this.sparql.query(caller, account, datasetName, service.name, { query, format }),
         service: service.name,
         outOfSync: isOutOfSync(service, dataset.graphsManifest),
       };
     }
     return {
       cacheKey: `${dataset.id} dataset ${dataset.graphsManifest ?? 'empty'}`,
-      run: (query) => this.sparql.queryDataset(caller, account, datasetName, { query, format: RESULTS_JSON }),
+      run: (query, format) => this.sparql.queryDataset(caller, account, datasetName, { query, format }),
       service: null,
       outOfSync: false,
     };
@@ -122,7 +122,7 @@ export class GraphqlService {
   }
 
   private async build(run: RunSelect): Promise<Built> {
-    const rows = resultRows(await run(SHAPES_QUERY));
+    const rows = resultRows(await run(SHAPES_QUERY, RESULTS_JSON));
     const quads: Quad[] = [];
     for (const row of rows.slice(0, MAX_SHAPE_STATEMENTS)) {
       if (row.s && row.p && row.o && row.s.type !== 'literal' && row.p.type === 'uri') quads.push(quad(termOf(row.s) as never, namedNode(row.p.value), termOf(row.o)));
