@@ -100,6 +100,19 @@ function post(agent: Agent, url: string, body: string, headers: Record<string, s
   });
 }
 
+function getFresh(url: string, headers: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`GET ${url}: ${res.statusCode}`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** The bare library: parse the N-Triples file, group by subject, MiniSearch addAll over the text fields. */
 async function bareIndex(file: string): Promise<{ totalMs: number; addAllMs: number; documents: number }> {
   const start = performance.now();
@@ -140,11 +153,8 @@ export async function benchSearch(platform: RunningPlatform, options: { statemen
     await api.json('POST', `/datasets/${ACCOUNT}/${DATASET}/services`, { name: SERVICE, type: 'elasticSearch' });
     let service: any;
     for (let i = 0; i < 6000; i++) {
-      // A kept-alive socket the server closed while busy: ask again on a new one (a GET).
-      service = await api.json('GET', `/datasets/${ACCOUNT}/${DATASET}/services/${SERVICE}`).catch(async () => {
-        await sleep(200);
-        return api.json('GET', `/datasets/${ACCOUNT}/${DATASET}/services/${SERVICE}`);
-      });
+      // A new connection per poll: a kept-alive socket may be closed by the server while it is busy indexing.
+      service = JSON.parse(await getFresh(`${platform.url}/datasets/${ACCOUNT}/${DATASET}/services/${SERVICE}`, api.headers));
       if (service.status !== 'starting') break;
       await sleep(50);
     }
