@@ -1,6 +1,6 @@
 import { ValidationError } from '../shared/errors.js';
 import type { LevelPlan } from './plan.js';
-import { RESULTS_TSV, type ResultRow, type ResultTerm, tsvRows } from './sparql-text.js';
+import { byValue, RESULTS_TSV, type ResultRow, type ResultTerm, tsvRows } from './sparql-text.js';
 
 /**
  * One GraphQL request's reads: the values of (node, property) pairs, batched per level of the
@@ -165,5 +165,12 @@ export class LevelLoader {
         values.push(o);
       }
     });
+    for (const [subject, asked] of pairs) {
+      const byProperty = this.knownValues.get(subject)!;
+      for (const p of asked) {
+        const values = byProperty.get(p)!;
+        if (values.length > 1) values.sort(byValue);
+      }
+    }
   }
 }

@@ -69,8 +69,6 @@ const scalarOf = (name: string, datatype: string) =>
     parseLiteral: literalValue,
   });
 
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const byValue = (a: ResultTerm, b: ResultTerm) => compare(a['xml:lang'] ?? '', b['xml:lang'] ?? '') || compare(a.value, b.value);
 const isLiteral = (t: ResultTerm) => t.type === 'literal' || t.type === 'typed-literal';
 
 export function buildSchema(model: SchemaModel): GraphQLSchema {
@@ -152,15 +150,13 @@ export function buildSchema(model: SchemaModel): GraphQLSchema {
   const fieldConfig = (f: FieldModel): GraphQLFieldConfig<NodeValue, ExecutionContext, { language?: string | null }> => {
     const base = f.list ? nonNull(new GraphQLList(valueType(f))) : f.nonNull ? nonNull(valueType(f)) : valueType(f);
     const pick = <T>(values: T[]): T[] | T | null => (f.list ? values : (values[0] ?? null));
+    // The loader keeps each value list sorted (byValue), so the answers' order is stable.
     const shape = (terms: ResultTerm[], language: string | null | undefined, ctx: ExecutionContext) => {
       switch (f.value.kind) {
         case 'scalar':
-          return pick(terms.filter(isLiteral).sort(byValue).map((t) => t.value));
+          return pick(terms.length === 1 && isLiteral(terms[0]!) ? [terms[0]!.value] : terms.filter(isLiteral).map((t) => t.value));
         case 'langString': {
-          const values = terms
-            .filter(isLiteral)
-            .sort(byValue)
-            .map((t) => ({ value: t.value, language: t['xml:lang'] ?? null }));
+          const values = terms.filter(isLiteral).map((t) => ({ value: t.value, language: t['xml:lang'] ?? null }));
           if (!language) return pick(values);
           let ranges = ctx.languages.get(language);
           if (!ranges) ctx.languages.set(language, (ranges = parseLanguagePreference(language)));
@@ -168,10 +164,10 @@ export function buildSchema(model: SchemaModel): GraphQLSchema {
         }
         case 'object': {
           const type = f.value.type;
-          return pick(terms.filter((t) => t.type === 'uri').sort(byValue).map((t): NodeValue => ({ __typename: type, id: t.value })));
+          return pick(terms.filter((t) => t.type === 'uri').map((t): NodeValue => ({ __typename: type, id: t.value })));
         }
         case 'iri':
-          return pick(terms.filter((t) => t.type === 'uri').sort(byValue).map((t) => ({ id: t.value })));
+          return pick(terms.filter((t) => t.type === 'uri').map((t) => ({ id: t.value })));
       }
     };
     const config: GraphQLFieldConfig<NodeValue, ExecutionContext, { language?: string | null }> = {

@@ -41,6 +41,10 @@ export interface ResultTerm {
 
 export type ResultRow = Record<string, ResultTerm | undefined>;
 
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** The order of a field's values in answers: by language, then by text (IRIs by text). */
+export const byValue = (a: ResultTerm, b: ResultTerm) => compare(a['xml:lang'] ?? '', b['xml:lang'] ?? '') || compare(a.value, b.value);
+
 /** Rows of an `application/sparql-results+json` answer. */
 export function resultRows(text: string): ResultRow[] {
   const parsed = JSON.parse(text) as { results?: { bindings?: ResultRow[] } };
