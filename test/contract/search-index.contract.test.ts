@@ -110,6 +110,25 @@ contract('embedded engine (MiniSearch, indexes as blobs)', async () => {
   };
 });
 
+describe('embedded engine: memory bounded by documents, indexes read back from their blobs', () => {
+  it('answers from every index while holding fewer in memory than it built', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'search-bounded-'));
+    try {
+      const engine = new MiniSearchIndexes(new FsBlobStore(dir), { logger: defaultLogger, maxLoadedDocuments: DOCS.length });
+      const keys = ['a', 'b', 'c'].map((k) => `datasets/bounded/search/${k}/m`);
+      for (const k of keys) await engine.build(k, { documents: docs(), mappings: MAPPINGS });
+      for (let round = 0; round < 2; round++) {
+        for (const k of keys) expect(await ids(engine, k, { query: { match: { [NAME]: 'raichu' } } })).toEqual(['https://example.org/raichu']);
+      }
+      // A second engine over the same blobs (a restart, a cold function) answers without building.
+      const cold = new MiniSearchIndexes(new FsBlobStore(dir), { logger: defaultLogger });
+      expect(await cold.count(keys[0]!, compileCount({ query: { term: { [CATEGORY]: 'grass' } } }))).toBe(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
 if (!OPENSEARCH_URL) {
   const line = 'OPENSEARCH_URL is not set: the SearchIndexes contract does not run against a real OpenSearch (set it to e.g. http://127.0.0.1:9200).';

@@ -31,6 +31,11 @@ export interface MiniSearchIndexesOptions {
   logger: Logger;
   /** Indexes kept loaded per process (default 4). */
   maxLoaded?: number;
+  /**
+   * Documents all loaded indexes hold together (default 1 million, about 10 million statements and
+   * 10 GB less than that in memory): the least recently used go first; the newest always stays.
+   */
+  maxLoadedDocuments?: number;
   /** Documents one index may hold (default 2 million); a bigger snapshot fails its build with a clear error. */
   maxDocuments?: number;
 }
@@ -51,11 +56,34 @@ export class MiniSearchIndexes implements SearchIndexes {
     private readonly options: MiniSearchIndexesOptions,
   ) {}
 
+  private readonly sizes = new Map<string, number>();
+
   private remember(key: string, index: Promise<EmbeddedIndex>): void {
     this.loaded.delete(key);
     this.loaded.set(key, index);
-    while (this.loaded.size > (this.options.maxLoaded ?? 4)) this.loaded.delete(this.loaded.keys().next().value as string);
-    index.catch(() => this.loaded.get(key) === index && this.loaded.delete(key));
+    this.evict();
+    index.then(
+      (loaded) => {
+        if (this.loaded.get(key) !== index) return;
+        this.sizes.set(key, loaded.size);
+        this.evict();
+      },
+      () => this.loaded.get(key) === index && this.forget(key),
+    );
+  }
+
+  private forget(key: string): void {
+    this.loaded.delete(key);
+    this.sizes.delete(key);
+  }
+
+  /** Least recently used first, until within both bounds; the newest index always stays. */
+  private evict(): void {
+    const total = () => [...this.sizes.values()].reduce((a, b) => a + b, 0);
+    for (let guard = 0; guard < 1000 && this.loaded.size > 1; guard++) {
+      if (this.loaded.size <= (this.options.maxLoaded ?? 4) && total() <= (this.options.maxLoadedDocuments ?? 1_000_000)) return;
+      this.forget(this.loaded.keys().next().value as string);
+    }
   }
 
   private index(key: string): Promise<EmbeddedIndex> {
@@ -90,7 +118,7 @@ export class MiniSearchIndexes implements SearchIndexes {
   }
 
   async drop(key: string): Promise<void> {
-    this.loaded.delete(key);
+    this.forget(key);
     await this.blobs.delete(blobKey(key));
   }
 
