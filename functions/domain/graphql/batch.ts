@@ -1,6 +1,6 @@
 import { ValidationError } from '../shared/errors.js';
 import type { LevelPlan } from './plan.js';
-import { byValue, RESULTS_TSV, type ResultRow, type ResultTerm, tsvRows } from './sparql-text.js';
+import { byValue, RESULTS_TSV, type ResultRow, type ResultTerm, tsvRows, tsvTerm } from './sparql-text.js';
 
 /**
  * One GraphQL request's reads: the values of (node, property) pairs, batched per level of the
@@ -31,6 +31,8 @@ interface Batch {
 /** IRIs taken from the data: they are valid IRIREFs, but a SPARQL text never takes one that is not. */
 const SAFE_IRI = /^[^\u0000-\u0020<>"{}|^`\\]+$/;
 
+const tooMany = () => new ValidationError(`The query reads more than ${MAX_ROWS_PER_QUERY} values at one level; ask for fewer nodes (first) or fewer list fields.`);
+
 export class LevelLoader {
   /** SPARQL queries this request sent (extensions.sparqlQueries). */
   queries = 0;
@@ -42,9 +44,35 @@ export class LevelLoader {
 
   /** Runs one SELECT of this request and counts it. */
   async select(sparql: string): Promise<ResultRow[]> {
+    const rows = tsvRows(await this.text(sparql));
+    if (rows.length > MAX_ROWS_PER_QUERY) throw tooMany();
+    return rows;
+  }
+
+  private text(sparql: string): Promise<string> {
     this.queries++;
-    const rows = tsvRows(await this.run(sparql, RESULTS_TSV));
-    if (rows.length > MAX_ROWS_PER_QUERY) throw new ValidationError(`The query reads more than ${MAX_ROWS_PER_QUERY} values at one level; ask for fewer nodes (first) or fewer list fields.`);
+    return this.run(sparql, RESULTS_TSV);
+  }
+
+  /**
+   * The (?i ?j ?o) rows of a level query, read straight from the TSV lines: positions as numbers,
+   * only ?o as a term (two objects fewer a row than tsvRows).
+   */
+  private async levelRows(sparql: string): Promise<{ i: number; j: number; o: ResultTerm }[]> {
+    const text = await this.text(sparql);
+    const lines = text.split('\n');
+    if (lines[0]?.trim() !== '?i\t?j\t?o') return tsvRows(text).map((r) => ({ i: Number(r.i?.value), j: Number(r.j?.value), o: r.o! }));
+    if (lines.length > MAX_ROWS_PER_QUERY + 2) throw tooMany();
+    const rows: { i: number; j: number; o: ResultTerm }[] = [];
+    for (let k = 1; k < lines.length; k++) {
+      const line = lines[k]!;
+      const t1 = line.indexOf('\t');
+      const t2 = line.indexOf('\t', t1 + 1);
+      if (t1 < 0 || t2 < 0) continue;
+      const o = tsvTerm(line.slice(t2 + 1));
+      // ?i and ?j are the plain literals "n" the query bound.
+      if (o) rows.push({ i: Number(line.slice(1, t1 - 1)), j: Number(line.slice(t1 + 2, t2 - 1)), o });
+    }
     return rows;
   }
 
@@ -143,7 +171,7 @@ export class LevelLoader {
     for (let i = 0; i < subjects.length; i += SUBJECTS_PER_QUERY) chunks.push(subjects.slice(i, i + SUBJECTS_PER_QUERY));
     const answers = await Promise.all(
       chunks.map((chunk) =>
-        this.select(`SELECT ?i ?j ?o WHERE { VALUES (?s ?i) { ${chunk.map((s, i) => `(<${s}> "${i}")`).join(' ')} } ${pattern} BIND(${which} AS ?j) }`),
+        this.levelRows(`SELECT ?i ?j ?o WHERE { VALUES (?s ?i) { ${chunk.map((s, i) => `(<${s}> "${i}")`).join(' ')} } ${pattern} BIND(${which} AS ?j) }`),
       ),
     );
     // Every asked pair is known afterwards, with no values when the data has none.
@@ -155,10 +183,10 @@ export class LevelLoader {
     answers.forEach((rows, c) => {
       const chunk = chunks[c]!;
       for (const row of rows) {
-        const s = chunk[Number(row.i?.value)];
-        const p = list[Number(row.j?.value)];
+        const s = chunk[row.i];
+        const p = list[row.j];
         const o = row.o;
-        if (!s || !p || !o || !pairs.get(s)?.has(p)) continue;
+        if (!s || !p || !pairs.get(s)?.has(p)) continue;
         const values = this.knownValues.get(s)!.get(p)!;
         // The same statement in several graphs comes once per graph.
         if (values.some((v) => v.value === o.value && v.type === o.type && v.datatype === o.datatype && v['xml:lang'] === o['xml:lang'])) continue;

@@ -60,7 +60,7 @@ const unescapeTsv = (s: string): string =>
     : s;
 
 /** A term of a SPARQL TSV answer: N-Triples terms, and Turtle's short forms of numbers and booleans. */
-function tsvTerm(field: string): ResultTerm | undefined {
+export function tsvTerm(field: string): ResultTerm | undefined {
   if (field === '') return undefined;
   const c = field.charCodeAt(0);
   if (c === 60 /* < */) return { type: 'uri', value: field.slice(1, -1) };
