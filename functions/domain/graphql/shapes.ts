@@ -50,6 +50,8 @@ export interface SchemaModel {
 }
 
 const TYPE = `${RDF}type`;
+/** IRIs a SPARQL query can name (IRIREF): the store holds no other, but the SPARQL text never takes one. */
+const SAFE_IRI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\u0000-\u0020<>"{}|^`\\]*$/;
 const key = (t: Term): string => (t.termType === 'BlankNode' ? `_:${t.value}` : t.value);
 const show = (t: Term): string => (t.termType === 'NamedNode' ? `<${t.value}>` : t.termType === 'BlankNode' ? `_:${t.value}` : JSON.stringify(t.value));
 
@@ -114,7 +116,7 @@ export function schemaModelOf(quads: Iterable<Quad>): SchemaModel {
   // Types: one per (node shape, target class).
   const candidates: TypeCandidate[] = [];
   for (const shape of shapeKeys) {
-    const classes = index.objects(shape, `${SH}targetClass`).filter((t) => t.termType === 'NamedNode');
+    const classes = index.objects(shape, `${SH}targetClass`).filter((t) => t.termType === 'NamedNode' && SAFE_IRI.test(t.value));
     if (classes.length === 0) continue; // A shape used only through sh:node or sh:and makes no type.
     for (const cls of classes) {
       const name = nameOf(index, cls, nameOfIri(cls.value), errors, `Class <${cls.value}>`);
@@ -177,6 +179,10 @@ export function schemaModelOf(quads: Iterable<Quad>): SchemaModel {
       const where = `Type "${t.name}", property shape ${path?.termType === 'NamedNode' ? `of <${path.value}>` : show(ps)}`;
       if (path?.termType !== 'NamedNode') {
         errors.push(`${where}: sh:path is not a single IRI (sequence, inverse and alternative paths are not supported); the field is skipped.`);
+        continue;
+      }
+      if (!SAFE_IRI.test(path.value)) {
+        errors.push(`${where}: the path is not an IRI a SPARQL query can name; the field is skipped.`);
         continue;
       }
       const name = nameOf(index, ps, nameOfIri(path.value), errors, where);
