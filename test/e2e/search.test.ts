@@ -171,6 +171,8 @@ describe('Query DSL clauses', () => {
     const esc = (f: string) => f.replace(/[:/ \\]/g, '\\$&');
     expect(await ids({ query_string: { query: `${esc(F.category)}:music AND ${esc(F.price)}:[0 TO 3]` } })).toEqual([itemIri(3), itemIri(1003), itemIri(2003)]);
     expect(await ids({ query_string: { query: 'pikachoo~' } })).toEqual(expect.arrayContaining([`${EX}id/pikachu`]));
+    expect(await ids({ query_string: { query: '"quick fox"', fields: [F.description] } })).toEqual([]);
+    expect(await ids({ query_string: { query: '"quick fox"', fields: [F.description], phrase_slop: 1 } })).toEqual([`${EX}id/phrase`]);
     expect(await bad({ query: { query_string: { query: '(fox AND' } } })).toMatch(/query\.query_string\.query: unbalanced parentheses/);
   });
 
@@ -213,6 +215,9 @@ describe('Query DSL clauses', () => {
     expect(await bad({ query: { bool: { must: [{ match: { x: 'a' } }, { more_like_this: {} }] } } })).toMatch(/query\.bool\.must\[1\]\.more_like_this/);
     expect(await bad({ query: { match: { [F.name]: { query: 'a', nonsense: 1 } } } })).toMatch(/nonsense: not supported here/);
     expect(await bad({ suggest: {} })).toMatch(/^suggest: not supported in a search request/);
+    expect(await bad({ query: { fuzzy: { [F.name]: { value: 'pika', prefix_length: 2 } } } })).toMatch(/fuzzy\.https:\/\/schema org\/name\.prefix_length: not supported here/);
+    expect(await bad({ query: { match: { [F.name]: { query: 'x', analyzer: 'english' } } } })).toMatch(/analyzer: only "standard"/);
+    expect(await bad({ query: { match_all: {} }, highlight: { fields: { [F.name]: { fragment_size: 10 } } } })).toMatch(/per-field options are not supported/);
     expect(await bad({ aggs: { x: { avg: { field: F.price } } } })).toMatch(/aggs\.x\.avg: the aggregation "avg" is not supported/);
     expect(await bad({ from: 9990, size: 20 })).toMatch(/from \+ size must be at most 10000/);
     expect(await bad({ sort: [{ [F.price]: 'up' }] })).toMatch(/sort\[0\]/);

@@ -112,10 +112,18 @@ class Compiler {
     }
   }
 
-  /** An object clause with `boost` and `_name` besides `allowed`. */
+  /**
+   * An object clause with `boost` and `_name` besides `allowed`. Parameters that change nothing
+   * here are accepted only with the value that means what this engine does: `analyzer` standard,
+   * `zero_terms_query` none, `lenient` (always lenient), `allow_leading_wildcard` true.
+   */
   private leaf(body: unknown, at: string, allowed: string[], make: (o: Obj) => QueryNode): QueryNode {
     if (!isObject(body)) return fail(at, 'must be an object.');
     keys(body, [...allowed, 'boost', '_name'], at);
+    if (body.analyzer !== undefined && body.analyzer !== 'standard') fail(`${at}.analyzer`, 'only "standard" (lower-cased words split at spaces and punctuation) is offered.');
+    if (body.zero_terms_query !== undefined && body.zero_terms_query !== 'none') fail(`${at}.zero_terms_query`, 'only "none" is offered (a query without words matches nothing).');
+    if (body.allow_leading_wildcard !== undefined && body.allow_leading_wildcard !== true) fail(`${at}.allow_leading_wildcard`, 'leading wildcards are always allowed here; leave it out.');
+    if (body.lenient !== undefined) bool(body.lenient, `${at}.lenient`);
     const node = make(body);
     if (body.boost !== undefined && 'boost' in node) node.boost = num(body.boost, `${at}.boost`);
     return node;
@@ -127,7 +135,7 @@ class Compiler {
     const o: Obj = isObject(raw) ? raw : { query: raw };
     const fields = [{ field, boost: 1 }];
     if (kind === 'match') {
-      return this.leaf(o, fat, ['query', 'operator', 'fuzziness', 'minimum_should_match', 'prefix_length', 'max_expansions', 'analyzer', 'lenient', 'zero_terms_query'], (b) => ({
+      return this.leaf(o, fat, ['query', 'operator', 'fuzziness', 'minimum_should_match', 'analyzer', 'lenient', 'zero_terms_query'], (b) => ({
         kind: 'text',
         fields,
         query: String(scalar(b.query, `${fat}.query`)),
@@ -144,13 +152,13 @@ class Compiler {
         minimumShouldMatch: msm(b.minimum_should_match, `${fat}.minimum_should_match`), boost: 1,
       }));
     }
-    return this.leaf(o, fat, ['query', 'slop', 'analyzer', 'max_expansions', 'zero_terms_query'], (b) => ({
+    return this.leaf(o, fat, ['query', 'slop', 'analyzer', 'zero_terms_query'], (b) => ({
       kind: 'phrase', fields, query: str(b.query, `${fat}.query`), slop: b.slop === undefined ? 0 : num(b.slop, `${fat}.slop`), prefix: kind === 'match_phrase_prefix', boost: 1,
     }));
   }
 
   private multiMatch(body: unknown, at: string): QueryNode {
-    return this.leaf(body, at, ['query', 'fields', 'type', 'operator', 'fuzziness', 'minimum_should_match', 'slop', 'tie_breaker', 'analyzer', 'lenient', 'prefix_length'], (b) => {
+    return this.leaf(body, at, ['query', 'fields', 'type', 'operator', 'fuzziness', 'minimum_should_match', 'slop', 'analyzer', 'lenient', 'zero_terms_query'], (b) => {
       const fields = textFields(b.fields, `${at}.fields`);
       const query = String(scalar(b.query, `${at}.query`));
       const type = b.type === undefined ? 'best_fields' : str(b.type, `${at}.type`);
@@ -166,15 +174,16 @@ class Compiler {
   }
 
   private queryString(kind: 'simple_query_string' | 'query_string', body: unknown, at: string): QueryNode {
-    const allowed = ['query', 'fields', 'default_operator', 'fuzziness', 'analyze_wildcard', 'lenient', 'minimum_should_match', 'analyzer'];
-    if (kind === 'query_string') allowed.push('default_field', 'allow_leading_wildcard', 'phrase_slop');
-    else allowed.push('flags', 'auto_generate_synonyms_phrase_query');
+    const allowed = ['query', 'fields', 'default_operator', 'analyze_wildcard', 'lenient', 'analyzer'];
+    if (kind === 'query_string') allowed.push('default_field', 'allow_leading_wildcard', 'phrase_slop', 'fuzziness');
+    else allowed.push('auto_generate_synonyms_phrase_query');
     return this.leaf(body, at, allowed, (b) => {
       const fields = b.default_field !== undefined ? textFields([b.default_field], `${at}.default_field`) : textFields(b.fields, `${at}.fields`);
       const query = str(b.query, `${at}.query`);
       const defaultOperator = operator(b.default_operator, `${at}.default_operator`);
       try {
-        return parseQueryString(query, { syntax: kind === 'query_string' ? 'lucene' : 'simple', fields, defaultOperator, fuzziness: fuzzinessOf(b.fuzziness, `${at}.fuzziness`) });
+        const phraseSlop = b.phrase_slop === undefined ? 0 : num(b.phrase_slop, `${at}.phrase_slop`);
+        return parseQueryString(query, { syntax: kind === 'query_string' ? 'lucene' : 'simple', fields, defaultOperator, fuzziness: fuzzinessOf(b.fuzziness, `${at}.fuzziness`), phraseSlop });
       } catch (e) {
         if (kind === 'simple_query_string' || !(e instanceof SyntaxError)) throw e;
         return fail(`${at}.query`, e.message);
@@ -187,7 +196,7 @@ class Compiler {
     const fat = `${at}.${field}`;
     const o: Obj = isObject(raw) ? raw : { value: raw };
     if (kind === 'term') return this.leaf(o, fat, ['value', 'case_insensitive'], (b) => ({ kind: 'term', field, values: [scalar(b.value, `${fat}.value`)], caseInsensitive: b.case_insensitive === undefined ? false : bool(b.case_insensitive, `${fat}.case_insensitive`), boost: 1 }));
-    if (kind === 'fuzzy') return this.leaf(o, fat, ['value', 'fuzziness', 'max_expansions', 'prefix_length', 'transpositions'], (b) => ({ kind: 'fuzzy', field, value: String(scalar(b.value, `${fat}.value`)), fuzziness: b.fuzziness === undefined ? 'AUTO' : fuzzinessOf(b.fuzziness, `${fat}.fuzziness`), boost: 1 }));
+    if (kind === 'fuzzy') return this.leaf(o, fat, ['value', 'fuzziness'], (b) => ({ kind: 'fuzzy', field, value: String(scalar(b.value, `${fat}.value`)), fuzziness: b.fuzziness === undefined ? 'AUTO' : fuzzinessOf(b.fuzziness, `${fat}.fuzziness`), boost: 1 }));
     const valueKey = kind === 'wildcard' && o.wildcard !== undefined ? 'wildcard' : 'value';
     return this.leaf(o, fat, ['value', 'case_insensitive', 'rewrite', ...(kind === 'wildcard' ? ['wildcard'] : [])], (b) => {
       const value = str(b[valueKey], `${fat}.${valueKey}`);
@@ -253,7 +262,7 @@ function sortOf(v: unknown): SortKey[] {
     const [field, spec] = single(item, where);
     if (typeof spec === 'string') return { field, order: sortOrder(spec, `${where}.${field}`) };
     if (!isObject(spec)) return fail(`${where}.${field}`, 'must be "asc", "desc" or {"order": ...}.');
-    keys(spec, ['order', 'missing', 'unmapped_type', 'mode'], `${where}.${field}`);
+    keys(spec, ['order', 'unmapped_type'], `${where}.${field}`);
     return { field, order: spec.order === undefined ? (field === '_score' ? 'desc' : 'asc') : sortOrder(spec.order, `${where}.${field}.order`) };
   });
 }
@@ -263,12 +272,16 @@ const sortOrder = (v: unknown, where: string): 'asc' | 'desc' => (v === 'asc' ||
 function highlightOf(v: unknown): HighlightRequest | undefined {
   if (v === undefined) return undefined;
   if (!isObject(v)) return fail('highlight', 'must be an object with fields.');
-  keys(v, ['fields', 'pre_tags', 'post_tags', 'number_of_fragments', 'fragment_size', 'type', 'require_field_match', 'encoder'], 'highlight');
+  keys(v, ['fields', 'pre_tags', 'post_tags', 'number_of_fragments', 'require_field_match'], 'highlight');
   let fields: string[];
   if (Array.isArray(v.fields)) fields = v.fields.map((f, i) => (isObject(f) ? single(f, `highlight.fields[${i}]`)[0] : str(f, `highlight.fields[${i}]`)));
-  else if (isObject(v.fields)) fields = Object.keys(v.fields);
+  else if (isObject(v.fields)) {
+    fields = Object.keys(v.fields);
+    for (const [f, o] of Object.entries(v.fields)) if (!isObject(o) || Object.keys(o).length > 0) fail(`highlight.fields.${f}`, 'per-field options are not supported; give {} (the highlight options apply to every field).');
+  }
   else return fail('highlight.fields', 'required; an object of field → {} (or "*": {}).');
   const tag = (t: unknown, where: string, d: string) => (t === undefined ? d : Array.isArray(t) && t.length > 0 ? str(t[0], `${where}[0]`) : fail(where, 'must be an array of strings.'));
+  if (v.require_field_match !== undefined && v.require_field_match !== false) fail('highlight.require_field_match', 'only false is offered: the words the query matched are highlighted in every field asked for.');
   return {
     fields,
     preTag: tag(v.pre_tags, 'highlight.pre_tags', '<em>'),
@@ -302,6 +315,9 @@ export function compileSearch(raw: unknown, defaults: { size?: number } = {}): S
   if (!Number.isInteger(size) || size < 0) fail('size', 'must be a whole number, 0 or more.');
   if (from + size > MAX_RESULT_WINDOW) fail('size', `from + size must be at most ${MAX_RESULT_WINDOW}.`);
   if (body.aggs !== undefined && body.aggregations !== undefined) fail('aggs', 'give aggs or aggregations, not both.');
+  // Totals are always exact here: true, false or a number all mean that.
+  if (body.track_total_hits !== undefined && typeof body.track_total_hits !== 'boolean' && !Number.isInteger(body.track_total_hits)) fail('track_total_hits', 'must be true, false or a whole number.');
+  if (body.timeout !== undefined && (typeof body.timeout !== 'string' || !/^\d+(ms|s|m)$/.test(body.timeout))) fail('timeout', 'must be a time such as "10s" (searches here end within the request time anyway).');
   sourceFilter(body._source);
   return {
     body,

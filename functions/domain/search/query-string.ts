@@ -14,6 +14,8 @@ export interface QueryStringOptions {
   fields: TextField[];
   defaultOperator: 'or' | 'and';
   fuzziness: Fuzziness;
+  /** Slop of quoted phrases without their own `~n` (query_string's phrase_slop). */
+  phraseSlop?: number;
 }
 
 type Token =
@@ -196,7 +198,7 @@ class Parser {
   }
 
   private term(text: string, quoted: boolean, fields: TextField[]): QueryNode {
-    if (quoted) return { kind: 'phrase', fields, query: text, slop: 0, prefix: false, boost: 1 };
+    if (quoted) return { kind: 'phrase', fields, query: text, slop: this.options.phraseSlop ?? 0, prefix: false, boost: 1 };
     const body = text.slice(0, -1);
     if (text.endsWith('*') && !/[*?]/.test(body) && body.length > 0) return { kind: 'text', fields, query: body, operator: 'or', fuzziness: 0, prefix: true, boost: 1 };
     if (/[*?]/.test(text)) {
