@@ -48,6 +48,18 @@ describe('shapes', () => {
     expect(m.errors.join('\n')).toMatch(/"id" is the IRI of every type/);
   });
 
+  it('make one type of every shape that targets a class, and follow sh:node to a typed shape', () => {
+    const m = model(`ex:A a sh:NodeShape ; sh:targetClass ex:Book ; sh:property [ sh:path ex:title ; sh:datatype xsd:string ] .
+      ex:B a sh:NodeShape ; sh:targetClass ex:Book ; sh:property [ sh:path ex:isbn ; sh:datatype xsd:string ; sh:maxCount 1 ] , [ sh:path ex:by ; sh:node ex:P ] .
+      ex:P a sh:NodeShape ; sh:targetClass ex:Person .`);
+    expect(m.errors).toEqual([]);
+    expect(m.types.map((t) => [t.name, t.fields.map((f) => f.name)])).toEqual([
+      ['Book', ['by', 'isbn', 'title']],
+      ['Person', []],
+    ]);
+    expect(m.types[0]!.fields[0]!.value).toEqual({ kind: 'object', type: 'Person' });
+  });
+
   it('keep no type whose name the schema generates or uses itself', () => {
     const m = model(`ex:A a sh:NodeShape ; sh:targetClass ex:Book . ex:B a sh:NodeShape ; sh:targetClass ex:BookConnection . ex:C a sh:NodeShape ; sh:targetClass ex:PageInfo .`);
     expect(m.types.map((t) => t.name)).toEqual(['Book']);

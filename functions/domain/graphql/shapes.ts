@@ -14,7 +14,8 @@ import {
 
 /**
  * SHACL shapes → a description of the GraphQL schema (pure): an object type per `sh:NodeShape`
- * with `sh:targetClass`, a field per property shape with an IRI `sh:path`. Whatever cannot become
+ * with `sh:targetClass` (several shapes of one class make one type), a field per property shape
+ * with an IRI `sh:path`. Whatever cannot become
  * a type or a field is left out and said in `errors` (the `/graphql/status` route shows them).
  */
 
@@ -81,7 +82,8 @@ class Index {
 const int = (t: Term | undefined): number | undefined => (t?.termType === 'Literal' && /^[+]?\d+$/.test(t.value) ? Number(t.value) : undefined);
 
 interface TypeCandidate {
-  shape: string;
+  /** Every node shape targeting the class: one type, their property shapes together. */
+  shapes: string[];
   classIri: string;
   name: string;
 }
@@ -113,8 +115,8 @@ export function schemaModelOf(quads: Iterable<Quad>): SchemaModel {
     .filter((s) => index.objects(s, TYPE).some((t) => t.value === `${SH}NodeShape`) || index.objects(s, `${SH}targetClass`).length > 0)
     .sort();
 
-  // Types: one per (node shape, target class).
-  const candidates: TypeCandidate[] = [];
+  // Types: one per target class, over every shape that targets it.
+  const byClass = new Map<string, TypeCandidate>();
   for (const shape of shapeKeys) {
     const classes = index.objects(shape, `${SH}targetClass`).filter((t) => t.termType === 'NamedNode' && SAFE_IRI.test(t.value));
     if (classes.length === 0) continue; // A shape used only through sh:node or sh:and makes no type.
@@ -122,9 +124,14 @@ export function schemaModelOf(quads: Iterable<Quad>): SchemaModel {
       const name = nameOf(index, cls, nameOfIri(cls.value), errors, `Class <${cls.value}>`);
       const illegal = illegalName(name);
       if (illegal) errors.push(`Class <${cls.value}> (shape ${shape.startsWith('_:') ? 'a blank node' : `<${shape}>`}): ${illegal}; the type is skipped.`);
-      else candidates.push({ shape, classIri: cls.value, name });
+      else {
+        const known = byClass.get(cls.value);
+        if (known) known.shapes.push(shape);
+        else byClass.set(cls.value, { shapes: [shape], classIri: cls.value, name });
+      }
     }
   }
+  const candidates = [...byClass.values()];
   const describeType = (c: TypeCandidate) => `the type of class <${c.classIri}>`;
   let types = withoutCollisions(candidates, describeType, errors);
   types = types.filter((t) => {
@@ -143,7 +150,7 @@ export function schemaModelOf(quads: Iterable<Quad>): SchemaModel {
   // Scalars: one per datatype in use; two datatypes with one name collide.
   const datatypes = new Set<string>();
   for (const t of types) {
-    for (const ps of index.objects(t.shape, `${SH}property`)) {
+    for (const ps of t.shapes.flatMap((shape) => index.objects(shape, `${SH}property`))) {
       const dt = index.one(ps, `${SH}datatype`);
       if (dt?.termType === 'NamedNode' && dt.value !== RDF_LANG_STRING) datatypes.add(dt.value);
     }
@@ -167,13 +174,13 @@ export function schemaModelOf(quads: Iterable<Quad>): SchemaModel {
   });
 
   const typeOfClass = new Map(types.map((t) => [t.classIri, t.name]));
-  const typeOfShape = new Map(types.map((t) => [t.shape, t.name]));
+  const typeOfShape = new Map(types.flatMap((t) => t.shapes.map((shape) => [shape, t.name] as const)));
 
   const models: TypeModel[] = types.map((t) => {
     const fields: FieldModel[] = [];
     // In the order of their paths (blank-node labels differ from one read to the next).
     const pathOf = (ps: Term) => index.one(ps, `${SH}path`)?.value ?? '';
-    const propertyShapes = index.objects(t.shape, `${SH}property`).sort((a, b) => pathOf(a).localeCompare(pathOf(b)) || key(a).localeCompare(key(b)));
+    const propertyShapes = t.shapes.flatMap((shape) => index.objects(shape, `${SH}property`)).sort((a, b) => pathOf(a).localeCompare(pathOf(b)) || key(a).localeCompare(key(b)));
     for (const ps of propertyShapes) {
       const path = index.one(ps, `${SH}path`);
       const where = `Type "${t.name}", property shape ${path?.termType === 'NamedNode' ? `of <${path.value}>` : show(ps)}`;
