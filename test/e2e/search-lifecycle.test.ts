@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFiles } from '../support/imports.js';
 import { TestPlatform } from '../support/platform.js';
 import { startService, waitForService } from '../support/services.js';
+import { consoleSession, createFlow, enableFlows, startRun, waitForRun } from '../support/flows.js';
 import { EX, F, searchDataset } from '../support/search-data.js';
 
 let p: TestPlatform;
@@ -133,6 +134,33 @@ describe('search service lifecycle', () => {
     const res = await p.request('GET', '/datasets/acme/secret/services/sparql/search?query=x', { token: alice });
     expect(res.status).toBe(404);
     expect(res.body.message).toMatch(/SPARQL service/);
+  });
+
+  it("flows' serviceAction task starts (creating it) and syncs a textSearch service", async () => {
+    await enableFlows(p);
+    const session = await consoleSession(p, 'alice');
+    const runAction = async (id: string, action: string) => {
+      await createFlow(p, 'alice', session, {
+        id,
+        name: id,
+        accessLevel: 'Private',
+        connections: [],
+        tasks: [{ id: 'task', label: 'search', type: 'serviceAction', settings: { dataset: { account: 'acme', dataset: 'open' }, service: 'flowtext', action, serviceType: 'textSearch' } }],
+      });
+      const started = await startRun(p, `/flows/blueprints/alice/${id}/run`, alice);
+      expect(started.status, started.text).toBe(201);
+      return waitForRun(p, started.body.id, alice, 60_000);
+    };
+    const start = await runAction('search-start', 'start');
+    expect(start.status, JSON.stringify(start.error)).toBe('finished');
+    expect((await p.request('GET', '/datasets/acme/open/services/flowtext')).body).toMatchObject({ type: 'elasticSearch', status: 'running' });
+    const job = await importFiles(p, alice, 'acme/open', [{ name: 'pichu.nt', content: `<${EX}id/pichu> <https://schema.org/name> "Pichu"@en .\n` }]);
+    expect(job.status).toBe('finished');
+    expect((await p.request('GET', '/datasets/acme/open/services/flowtext')).body.outOfSync).toBe(true);
+    const sync = await runAction('search-sync', 'sync');
+    expect(sync.status, JSON.stringify(sync.error)).toBe('finished');
+    expect((await p.request('GET', '/datasets/acme/open/services/flowtext')).body).toMatchObject({ status: 'running', outOfSync: false });
+    expect(hitIds(await p.request('GET', '/datasets/acme/open/services/flowtext/search?query=pichu'))).toEqual([`${EX}id/pichu`]);
   });
 
   it('survives a restart of the platform without indexing again', async () => {
