@@ -383,6 +383,20 @@ describe('access levels', () => {
     expect((await p.request('GET', '/datasets/alice/secret/graphql/status', { token: alice })).status).toBe(200);
   });
 
+  it("an organisation's private dataset answers its members, and is 404 to other users", async () => {
+    await p.createOrg('press', alice);
+    await p.addMember('press', 'bob', 'member', alice);
+    const carol = await p.createUser('carol');
+    await p.createDataset('press', 'archive', 'private', alice);
+    expect((await importFiles(p, alice, 'press/archive', [{ name: 'library.trig', content: LIBRARY }])).status).toBe('finished');
+    const member = await gql(q, { token: bob, endpoint: '/datasets/press/archive/graphql' });
+    expect(member.status).toBe(200);
+    expect(member.body.data.BookConnection.edges).toHaveLength(1);
+    expect((await gql(q, { token: carol, endpoint: '/datasets/press/archive/graphql' })).status).toBe(404);
+    expect((await p.request('GET', '/datasets/press/archive/graphql/status', { token: carol })).status).toBe(404);
+    expect((await p.request('GET', '/datasets/press/archive/graphql/status', { token: bob })).status).toBe(200);
+  });
+
   it('an internal dataset answers signed-in users only', async () => {
     expect((await gql(q, { endpoint: '/datasets/alice/inside/graphql' })).status).toBe(404);
     const signedIn = await gql(q, { token: bob, endpoint: '/datasets/alice/inside/graphql' });
