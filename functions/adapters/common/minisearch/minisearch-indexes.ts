@@ -97,7 +97,9 @@ export class MiniSearchIndexes implements SearchIndexes {
     const loading = (async () => {
       const stream = await this.blobs.get(blobKey(key));
       if (!stream) throw new SearchIndexMissingError(key);
-      const data = JSON.parse((await gunzipAsync(await readAll(stream))).toString('utf8')) as SerializedIndex;
+      const data = await decode(await gunzipAsync(await readAll(stream)));
+      // A blob of another format (an older version of this engine): as if missing, a restart indexes again.
+      if (!data) throw new SearchIndexMissingError(key);
       return EmbeddedIndex.load(data);
     })();
     this.remember(key, loading);
@@ -112,7 +114,7 @@ export class MiniSearchIndexes implements SearchIndexes {
       if (documents.length > max) throw new Error(`the dataset has more than ${max} subjects, more than the embedded search engine indexes; configure Amazon OpenSearch for it.`);
     }
     const index = await EmbeddedIndex.build(documents, source.mappings);
-    await this.blobs.put(blobKey(key), await gzipAsync(Buffer.from(JSON.stringify(index.serialize()))), { contentType: 'application/gzip' });
+    await this.blobs.put(blobKey(key), await gzipAsync(await encode(index.serialize())), { contentType: 'application/gzip' });
     this.remember(key, Promise.resolve(index));
     return { documents: index.size };
   }
@@ -193,6 +195,49 @@ export class MiniSearchIndexes implements SearchIndexes {
       ...(request.aggregations.length > 0 ? { aggregations: aggregate(index, withKeys.map((w) => w.i), request.aggregations) } : {}),
     };
   }
+}
+
+/** Lets the event loop turn between chunks of a long piece of work (the embedded platform keeps answering). */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const CHUNK = 5000;
+
+/**
+ * The blob's text: JSON lines, written and read in chunks. Line 1 `{v: 2, types, textFields,
+ * documents}`, line 2 MiniSearch's index, then one `[id, fields]` line per document.
+ */
+async function encode(index: SerializedIndex): Promise<Buffer> {
+  const parts = [JSON.stringify({ v: 2, types: index.types, textFields: index.textFields, documents: index.ids.length }), JSON.stringify(index.mini)];
+  await turn();
+  for (let i = 0; i < index.ids.length; i += CHUNK) {
+    const lines: string[] = [];
+    for (let j = i; j < Math.min(index.ids.length, i + CHUNK); j++) lines.push(JSON.stringify([index.ids[j], index.docs[j]]));
+    parts.push(lines.join('\n'));
+    await turn();
+  }
+  return Buffer.from(parts.join('\n'));
+}
+
+async function decode(buffer: Buffer): Promise<SerializedIndex | null> {
+  const text = buffer.toString('utf8');
+  let pos = 0;
+  const line = (): string => {
+    const nl = text.indexOf('\n', pos);
+    const out = text.slice(pos, nl < 0 ? text.length : nl);
+    pos = nl < 0 ? text.length : nl + 1;
+    return out;
+  };
+  const header = JSON.parse(line()) as { v: number; types: SearchMappings; textFields: string[]; documents: number };
+  if (header.v !== 2) return null;
+  const mini = JSON.parse(line()) as unknown;
+  const ids: string[] = [];
+  const docs: Record<string, FieldValue[]>[] = [];
+  for (let i = 0; i < header.documents; i++) {
+    const [id, fields] = JSON.parse(line()) as [string, Record<string, FieldValue[]>];
+    ids.push(id);
+    docs.push(fields);
+    if (i % CHUNK === CHUNK - 1) await turn();
+  }
+  return { types: header.types, textFields: header.textFields, ids, docs, mini };
 }
 
 function aggregate(index: EmbeddedIndex, docs: number[], aggregations: SearchRequest['aggregations']): Record<string, TermsBuckets> {
