@@ -41,6 +41,7 @@ const QUERIES = [
   `{ BookConnection(orderBy: [{ field: pages, direction: DESC }]) { edges { node { id } } } }`,
   `{ BookConnection(orderBy: [{ field: published }, { field: id, direction: DESC }], first: 3) { edges { node { id } } pageInfo { hasNextPage } } }`,
   `{ AuthorConnection(filter: { birthPlace: { id: "${ID}mantua" } }) { edges { node { id name(language: "la, en;q=0.5") { value language } } } } }`,
+  `{ BookConnection { edges { node { title(language: "nl, grc;q=0.2") { value language } author { name(language: "en-GB, en;q=0.5") { value } } } } } node(id: "${ID}odyssey") { ... on Book { title { value } } } }`,
   `{ homer: node(id: "${ID}homer") { __typename ... on Author { birthPlace { name(language: "tr") { value } } } } none: node(id: "${ID}nobody") { id } }`,
 ];
 

@@ -273,6 +273,15 @@ describe('languages', () => {
     expect(odyssey.enSummary).toEqual({ value: 'A long journey home', language: 'en' });
     expect(odyssey.noSummary).toBeNull();
     expect(d.PlaceConnection.edges[0].node).toEqual({ it: { value: 'Mantova' }, en: { value: 'Mantua' } });
+    // A level that asks for some languages reads only those; another read of the same values in
+    // the same request (here through node(id:)) still gets every language.
+    const mixed = await data(`{
+      BookConnection(filter: { id: "${ID}odyssey" }) { edges { node { title(language: "nl, grc;q=0.2") { value } } } }
+      node(id: "${ID}odyssey") { ... on Book { title { value } en: title(language: "en") { value } } }
+    }`);
+    expect(mixed.BookConnection.edges[0].node.title).toEqual([{ value: 'Odyssee' }, { value: 'Ὀδύσσεια' }]);
+    expect(mixed.node.title).toHaveLength(3);
+    expect(mixed.node.en).toEqual([{ value: 'Odyssey' }]);
     const bad = await gql(`{ BookConnection { edges { node { title(language: "en;q=2") { value } } } } }`);
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/language: "q=2" is not a weight/);

@@ -1,6 +1,7 @@
 import { ValidationError } from '../shared/errors.js';
 import type { LevelPlan } from './plan.js';
-import { byValue, RESULTS_TSV, type ResultRow, type ResultTerm, tsvRows, tsvTerm } from './sparql-text.js';
+import type { LanguageRange } from './language.js';
+import { byValue, literal, RESULTS_TSV, type ResultRow, type ResultTerm, tsvRows, tsvTerm } from './sparql-text.js';
 
 /**
  * One GraphQL request's reads: the values of (node, property) pairs, batched per level of the
@@ -21,10 +22,13 @@ const QUIET_ROUNDS = 6;
 /** What a loader runs: a SPARQL SELECT, answered in the given results format. */
 export type RunSelect = (sparql: string, format: string) => Promise<string>;
 
+/** Values read by one fetch: subject → property → values. */
+type Read = Map<string, Map<string, ResultTerm[]>>;
+
 interface Batch {
   pairs: Map<string, Set<string>>;
-  done: Promise<void>;
-  resolve: () => void;
+  done: Promise<Read>;
+  resolve: (read: Read) => void;
   reject: (e: unknown) => void;
 }
 
@@ -37,6 +41,8 @@ export class LevelLoader {
   /** SPARQL queries this request sent (extensions.sparqlQueries). */
   queries = 0;
   private readonly knownValues = new Map<string, Map<string, ResultTerm[]>>();
+  /** Pairs read only in some languages (a plan's `languages`), by `subject NUL property`. */
+  private readonly partial = new Map<string, Set<string>>();
   private batch: Batch | null = null;
   private asked = 0;
 
@@ -86,14 +92,14 @@ export class LevelLoader {
     if (!properties) batch.pairs.set(subject, (properties = new Set()));
     properties.add(property);
     this.asked++;
-    await batch.done;
-    return this.known(subject, property) ?? [];
+    // What this batch read, not the shared memory: a concurrent read may have replaced the pair since.
+    return (await batch.done).get(subject)?.get(property) ?? [];
   }
 
   private open(): Batch {
-    let resolve!: () => void;
+    let resolve!: (read: Read) => void;
     let reject!: (e: unknown) => void;
-    const done = new Promise<void>((res, rej) => {
+    const done = new Promise<Read>((res, rej) => {
       resolve = res;
       reject = rej;
     });
@@ -114,13 +120,20 @@ export class LevelLoader {
     return batch;
   }
 
-  private send(batch: Batch): Promise<void> {
+  private send(batch: Batch): Promise<Read> {
     return this.fetch(batch.pairs);
   }
 
-  /** Values already read (synchronously), or undefined when the pair was not read yet. */
-  known(subject: string, property: string): ResultTerm[] | undefined {
-    return this.knownValues.get(subject)?.get(property);
+  /**
+   * Values already read (synchronously), or undefined when the pair was not read yet. A pair read
+   * in some languages only answers a caller whose ranges (of weight above 0, no `*`) are all among them.
+   */
+  known(subject: string, property: string, ranges?: readonly LanguageRange[]): ResultTerm[] | undefined {
+    const values = this.knownValues.get(subject)?.get(property);
+    if (!values) return undefined;
+    const languages = this.partial.size > 0 ? this.partial.get(`${subject}\u0000${property}`) : undefined;
+    if (!languages) return values;
+    return ranges?.every((r) => r.q <= 0 || (r.range !== '*' && languages.has(r.range))) && ranges.some((r) => r.q > 0) ? values : undefined;
   }
 
   /**
@@ -131,6 +144,17 @@ export class LevelLoader {
     let level: { subjects: string[]; plan: LevelPlan }[] = [{ subjects, plan }];
     for (let depth = 0; depth < 32 && level.length > 0; depth++) {
       const pairs = new Map<string, Set<string>>();
+      // A property read in some languages only when every group of the level asks so.
+      const languages = new Map<string, Set<string> | null>();
+      for (const group of level) {
+        for (const p of group.plan.properties) {
+          const wanted = group.plan.languages.get(p);
+          const sofar = languages.get(p);
+          if (sofar === null) continue;
+          if (!wanted) languages.set(p, null);
+          else languages.set(p, new Set([...(sofar ?? []), ...wanted]));
+        }
+      }
       for (const group of level) {
         for (const subject of group.subjects) {
           if (!SAFE_IRI.test(subject)) continue;
@@ -142,7 +166,7 @@ export class LevelLoader {
           }
         }
       }
-      if (pairs.size > 0) await this.fetch(pairs);
+      if (pairs.size > 0) await this.fetch(pairs, languages);
       const next: { subjects: string[]; plan: LevelPlan }[] = [];
       for (const group of level) {
         for (const [path, child] of group.plan.children) {
@@ -156,7 +180,7 @@ export class LevelLoader {
   }
 
   /** One query per SUBJECTS_PER_QUERY subjects for the asked (subject, property) pairs. */
-  private async fetch(pairs: Map<string, Set<string>>): Promise<void> {
+  private async fetch(pairs: Map<string, Set<string>>, languages: Map<string, Set<string> | null> = new Map()): Promise<Read> {
     const subjects = [...pairs.keys()];
     const properties = new Set<string>();
     for (const set of pairs.values()) for (const p of set) properties.add(p);
@@ -166,7 +190,11 @@ export class LevelLoader {
     // The answer names subjects and properties by their position (?i, ?j), not their IRIs: a
     // third of the bytes to write, send and parse (most of a level query's time).
     const which = list.length === 1 ? '"0"' : list.slice(0, -1).reduceRight((rest, p, j) => `IF(?p = <${p}>, "${j}", ${rest})`, `"${list.length - 1}"`);
-    const pattern = list.length === 1 ? `?s <${list[0]}> ?o .` : `?s ?p ?o . FILTER(?p IN (${list.map((p) => `<${p}>`).join(', ')}))`;
+    const some = (p: string) => [...languages.get(p)!].map((r) => `langMatches(lang(?o), ${literal(r)})`).join(' || ');
+    const filtered = list.filter((p) => languages.get(p));
+    let pattern = list.length === 1 ? `?s <${list[0]}> ?o .` : `?s ?p ?o . FILTER(?p IN (${list.map((p) => `<${p}>`).join(', ')}))`;
+    if (list.length === 1 && filtered.length === 1) pattern += ` FILTER(${some(list[0]!)})`;
+    else if (filtered.length > 0) pattern += ` FILTER(${filtered.map((p) => `(?p != <${p}> || ${some(p)})`).join(' && ')})`;
     const chunks: string[][] = [];
     for (let i = 0; i < subjects.length; i += SUBJECTS_PER_QUERY) chunks.push(subjects.slice(i, i + SUBJECTS_PER_QUERY));
     const answers = await Promise.all(
@@ -175,10 +203,20 @@ export class LevelLoader {
       ),
     );
     // Every asked pair is known afterwards, with no values when the data has none.
+    const read: Read = new Map();
     for (const [subject, asked] of pairs) {
       let byProperty = this.knownValues.get(subject);
       if (!byProperty) this.knownValues.set(subject, (byProperty = new Map()));
-      for (const p of asked) if (!byProperty.has(p)) byProperty.set(p, []);
+      const mine = new Map<string, ResultTerm[]>();
+      read.set(subject, mine);
+      for (const p of asked) {
+        const values: ResultTerm[] = [];
+        byProperty.set(p, values);
+        mine.set(p, values);
+        const wanted = languages.get(p);
+        if (wanted) this.partial.set(`${subject}\u0000${p}`, wanted);
+        else if (this.partial.size > 0) this.partial.delete(`${subject}\u0000${p}`);
+      }
     }
     answers.forEach((rows, c) => {
       const chunk = chunks[c]!;
@@ -187,18 +225,13 @@ export class LevelLoader {
         const p = list[row.j];
         const o = row.o;
         if (!s || !p || !pairs.get(s)?.has(p)) continue;
-        const values = this.knownValues.get(s)!.get(p)!;
+        const values = read.get(s)!.get(p)!;
         // The same statement in several graphs comes once per graph.
         if (values.some((v) => v.value === o.value && v.type === o.type && v.datatype === o.datatype && v['xml:lang'] === o['xml:lang'])) continue;
         values.push(o);
       }
     });
-    for (const [subject, asked] of pairs) {
-      const byProperty = this.knownValues.get(subject)!;
-      for (const p of asked) {
-        const values = byProperty.get(p)!;
-        if (values.length > 1) values.sort(byValue);
-      }
-    }
+    for (const byProperty of read.values()) for (const values of byProperty.values()) if (values.length > 1) values.sort(byValue);
+    return read;
   }
 }

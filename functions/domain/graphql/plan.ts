@@ -1,4 +1,5 @@
 import { type FieldNode, type FragmentDefinitionNode, Kind, type SelectionSetNode } from 'graphql';
+import { parseLanguagePreference } from './language.js';
 import type { SchemaModel } from './shapes.js';
 
 /**
@@ -11,6 +12,11 @@ import type { SchemaModel } from './shapes.js';
  */
 export interface LevelPlan {
   properties: Set<string>;
+  /**
+   * Language-string properties every use of which asks for given languages (`language` without
+   * `*`): the level reads only values in those languages (the ranges of weight above 0).
+   */
+  languages: Map<string, Set<string>>;
   /** Object fields by property: the plan of the nodes they lead to. */
   children: Map<string, LevelPlan>;
 }
@@ -36,8 +42,30 @@ function collectFields(sets: readonly SelectionSetNode[], fragments: Record<stri
 
 const subSets = (fields: FieldNode[], name: string): SelectionSetNode[] => fields.filter((f) => f.name.value === name && f.selectionSet).map((f) => f.selectionSet!);
 
-export function planOf(model: SchemaModel, typeName: string, sets: readonly SelectionSetNode[], fragments: Record<string, FragmentDefinitionNode>, depth = 0): LevelPlan {
-  const plan: LevelPlan = { properties: new Set(), children: new Map() };
+/** The language ranges every one of `nodes` asks for, or null when one asks for any language. */
+function languagesOf(nodes: FieldNode[], variables: Record<string, unknown>): Set<string> | null {
+  const ranges = new Set<string>();
+  for (const node of nodes) {
+    const arg = node.arguments?.find((a) => a.name.value === 'language');
+    const text = arg?.value.kind === Kind.STRING ? arg.value.value : arg?.value.kind === Kind.VARIABLE ? variables[arg.value.name.value] : undefined;
+    if (typeof text !== 'string' || text === '') return null;
+    for (const r of parseLanguagePreference(text)) {
+      if (r.range === '*') return null;
+      if (r.q > 0) ranges.add(r.range);
+    }
+  }
+  return ranges.size > 0 ? ranges : null;
+}
+
+export function planOf(
+  model: SchemaModel,
+  typeName: string,
+  sets: readonly SelectionSetNode[],
+  fragments: Record<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown> = {},
+  depth = 0,
+): LevelPlan {
+  const plan: LevelPlan = { properties: new Set(), languages: new Map(), children: new Map() };
   const type = model.types.find((t) => t.name === typeName);
   if (!type || depth > 16) return plan;
   const fields = collectFields(sets, fragments);
@@ -45,8 +73,12 @@ export function planOf(model: SchemaModel, typeName: string, sets: readonly Sele
     const asked = fields.filter((n) => n.name.value === f.name);
     if (asked.length === 0) continue;
     plan.properties.add(f.path);
+    if (f.value.kind === 'langString') {
+      const languages = languagesOf(asked, variables);
+      if (languages) plan.languages.set(f.path, languages);
+    }
     if (f.value.kind === 'object') {
-      const child = planOf(model, f.value.type, subSets(asked, f.name), fragments, depth + 1);
+      const child = planOf(model, f.value.type, subSets(asked, f.name), fragments, variables, depth + 1);
       if (child.properties.size > 0) plan.children.set(f.path, child);
     }
   }
@@ -54,11 +86,17 @@ export function planOf(model: SchemaModel, typeName: string, sets: readonly Sele
 }
 
 /** The plan of a connection field's `edges { node { … } }`. */
-export function connectionPlan(model: SchemaModel, typeName: string, connectionFields: readonly FieldNode[], fragments: Record<string, FragmentDefinitionNode>): LevelPlan {
+export function connectionPlan(
+  model: SchemaModel,
+  typeName: string,
+  connectionFields: readonly FieldNode[],
+  fragments: Record<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown>,
+): LevelPlan {
   const connection = collectFields(
     connectionFields.flatMap((f) => (f.selectionSet ? [f.selectionSet] : [])),
     fragments,
   );
   const edges = collectFields(subSets(connection, 'edges'), fragments);
-  return planOf(model, typeName, subSets(edges, 'node'), fragments);
+  return planOf(model, typeName, subSets(edges, 'node'), fragments, variables);
 }

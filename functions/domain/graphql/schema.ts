@@ -69,6 +69,13 @@ const scalarOf = (name: string, datatype: string) =>
     parseLiteral: literalValue,
   });
 
+/** A `language` argument's ranges, parsed once per request. */
+function rangesOf(language: string, ctx: ExecutionContext): LanguageRange[] {
+  let ranges = ctx.languages.get(language);
+  if (!ranges) ctx.languages.set(language, (ranges = parseLanguagePreference(language)));
+  return ranges;
+}
+
 const isLiteral = (t: ResultTerm) => t.type === 'literal' || t.type === 'typed-literal';
 
 export function buildSchema(model: SchemaModel): GraphQLSchema {
@@ -157,10 +164,7 @@ export function buildSchema(model: SchemaModel): GraphQLSchema {
           return pick(terms.length === 1 && isLiteral(terms[0]!) ? [terms[0]!.value] : terms.filter(isLiteral).map((t) => t.value));
         case 'langString': {
           const values = terms.filter(isLiteral).map((t) => ({ value: t.value, language: t['xml:lang'] ?? null }));
-          if (!language) return pick(values);
-          let ranges = ctx.languages.get(language);
-          if (!ranges) ctx.languages.set(language, (ranges = parseLanguagePreference(language)));
-          return pick(byPreference(values, ranges));
+          return pick(language ? byPreference(values, rangesOf(language, ctx)) : values);
         }
         case 'object': {
           const type = f.value.type;
@@ -175,7 +179,7 @@ export function buildSchema(model: SchemaModel): GraphQLSchema {
       description: `<${f.path}>`,
       // From memory when the connection read its plan up-front (no promise per field), else batched.
       resolve: (parent, args, ctx) => {
-        const known = ctx.loader.known(parent.id, f.path);
+        const known = ctx.loader.known(parent.id, f.path, args.language ? rangesOf(args.language, ctx) : undefined);
         if (known) return shape(known, args.language, ctx);
         return ctx.loader.values(parent.id, f.path).then((terms) => shape(terms, args.language, ctx));
       },
@@ -262,7 +266,7 @@ function connectionField(
       const { sparql, offset, size } = pageQuery(model, t, args);
       const ids = (await ctx.loader.select(sparql)).flatMap((r) => (r.s?.type === 'uri' ? [r.s.value] : []));
       const page = ids.slice(0, size);
-      await ctx.loader.prefetch(page, connectionPlan(model, t.name, info.fieldNodes, info.fragments));
+      await ctx.loader.prefetch(page, connectionPlan(model, t.name, info.fieldNodes, info.fragments, info.variableValues));
       const edges = page.map((id, i) => ({ cursor: cursorOf(offset + i), node: { __typename: t.name, id } }));
       return {
         edges,
