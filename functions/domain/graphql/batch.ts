@@ -41,8 +41,8 @@ export class LevelLoader {
   /** SPARQL queries this request sent (extensions.sparqlQueries). */
   queries = 0;
   private readonly knownValues = new Map<string, Map<string, ResultTerm[]>>();
-  /** Pairs read only in some languages (a plan's `languages`), by `subject NUL property`. */
-  private readonly partial = new Map<string, Set<string>>();
+  /** Pairs read only in some languages (a plan's `languages`): subject → property → languages. */
+  private readonly partial = new Map<string, Map<string, Set<string>>>();
   private batch: Batch | null = null;
   private asked = 0;
 
@@ -131,7 +131,7 @@ export class LevelLoader {
   known(subject: string, property: string, ranges?: readonly LanguageRange[]): ResultTerm[] | undefined {
     const values = this.knownValues.get(subject)?.get(property);
     if (!values) return undefined;
-    const languages = this.partial.size > 0 ? this.partial.get(`${subject}\u0000${property}`) : undefined;
+    const languages = this.partial.size > 0 ? this.partial.get(subject)?.get(property) : undefined;
     if (!languages) return values;
     return ranges?.every((r) => r.q <= 0 || (r.range !== '*' && languages.has(r.range))) && ranges.some((r) => r.q > 0) ? values : undefined;
   }
@@ -214,8 +214,11 @@ export class LevelLoader {
         byProperty.set(p, values);
         mine.set(p, values);
         const wanted = languages.get(p);
-        if (wanted) this.partial.set(`${subject}\u0000${p}`, wanted);
-        else if (this.partial.size > 0) this.partial.delete(`${subject}\u0000${p}`);
+        if (wanted) {
+          let marks = this.partial.get(subject);
+          if (!marks) this.partial.set(subject, (marks = new Map()));
+          marks.set(p, wanted);
+        } else if (this.partial.size > 0) this.partial.get(subject)?.delete(p);
       }
     }
     answers.forEach((rows, c) => {
