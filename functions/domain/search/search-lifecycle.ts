@@ -66,8 +66,10 @@ export class SearchLifecycle implements OtherServiceTypes {
       return { ...s, status: 'running', snapshot: target, pendingSnapshot: undefined, loadedAt: now(), loadedStatements: target.statements, error: undefined };
     });
     if (!replaced || recorded?.status !== 'running') {
-      // No longer wanted (stopped, deleted or synced again meanwhile): this index serves no one.
-      if (!recorded || indexKey(recorded, recorded.snapshot) !== key) await this.indexes.drop(key).catch(() => {});
+      // No longer wanted (stopped, deleted or synced again meanwhile): this index serves no one,
+      // unless the service serves (or is about to index again) this very snapshot.
+      const stillOurs = recorded && recorded.status !== 'stopped' && recorded.status !== 'error' && indexKey(recorded, recorded.pendingSnapshot ?? recorded.snapshot) === key;
+      if (!stillOurs) await this.indexes.drop(key).catch(() => {});
       return;
     }
     this.platform.logger.info('search index built', { serviceId: service.id, documents: built.documents });

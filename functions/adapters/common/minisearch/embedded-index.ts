@@ -95,6 +95,18 @@ export class EmbeddedIndex {
     return this.ids.length;
   }
 
+  private readonly columns = new Map<string, (FieldValue[] | undefined)[]>();
+
+  /** A field's values by document, built on first use: scans read one array instead of each document's properties. */
+  column(field: string): (FieldValue[] | undefined)[] {
+    let column = this.columns.get(field);
+    if (!column) {
+      column = this.docs.map((d) => d[field]);
+      this.columns.set(field, column);
+    }
+    return column;
+  }
+
   /** A field as named in a query: `.keyword` asks for exact values; dots may stand for the spaces of the field names. */
   field(name: string): { field: string; exact: boolean } {
     const exact = name.endsWith('.keyword');
@@ -124,9 +136,9 @@ export class EmbeddedIndex {
     return candidates ?? this.ids.keys();
   }
 
-  private predicate(candidates: Iterable<number> | null, boost: number, test: (doc: Record<string, FieldValue[]>) => boolean): Scores {
+  private predicate(candidates: Iterable<number> | null, boost: number, test: (i: number) => boolean): Scores {
     const out: Scores = new Map();
-    for (const i of this.all(candidates)) if (test(this.docs[i]!)) out.set(i, boost);
+    for (const i of this.all(candidates)) if (test(i)) out.set(i, boost);
     return out;
   }
 
@@ -147,7 +159,8 @@ export class EmbeddedIndex {
       }
       case 'exists': {
         const fields = this.fieldsMatching(node.field);
-        return this.predicate(candidates, node.boost, (d) => fields.some((f) => (d[f]?.length ?? 0) > 0));
+        const columns = fields.map((f) => this.column(f));
+        return this.predicate(candidates, node.boost, (i) => columns.some((c) => (c[i]?.length ?? 0) > 0));
       }
       case 'term':
         return this.term(node, ev, candidates);
@@ -163,9 +176,10 @@ export class EmbeddedIndex {
             ? ((p: string) => (s: string) => s.startsWith(p))(ci ? node.value.toLowerCase() : node.value)
             : ((re: RegExp) => (s: string) => re.test(s))(new RegExp(`^${node.pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')}$`, ci ? 'iu' : 'u'));
         if (node.kind === 'prefix') ev.prefixes.add(node.value.toLowerCase());
-        return this.predicate(candidates, node.boost, (d) =>
-          fields.some((f) =>
-            (d[f] ?? []).some((v) => {
+        const columns = fields.map((f) => [f, this.column(f)] as const);
+        return this.predicate(candidates, node.boost, (i) =>
+          columns.some(([f, c]) =>
+            (c[i] ?? []).some((v) => {
               const s = String(v);
               if (test(ci && node.kind === 'prefix' ? s.toLowerCase() : s)) return true;
               if (this.typeOf(f) !== 'text') return false;
@@ -267,7 +281,8 @@ export class EmbeddedIndex {
   private exactValues(fields: TextField[], query: string, boost: number, out: Scores): void {
     for (const f of fields) {
       const eq = this.equality(f.field, query, false);
-      for (let i = 0; i < this.docs.length; i++) if ((this.docs[i]![f.field] ?? []).some(eq)) out.set(i, Math.max(out.get(i) ?? 0, boost * f.boost));
+      const column = this.column(f.field);
+      for (let i = 0; i < column.length; i++) if ((column[i] ?? []).some(eq)) out.set(i, Math.max(out.get(i) ?? 0, boost * f.boost));
     }
   }
 
@@ -292,7 +307,8 @@ export class EmbeddedIndex {
     // A term on a text field also matches one of its tokens (as Elasticsearch's analysed fields do).
     const tokenTerms = !exact && this.typeOf(field) === 'text' ? new Set(node.values.map((v) => (node.caseInsensitive ? String(v).toLowerCase() : String(v)))) : null;
     if (tokenTerms) for (const t of tokenTerms) ev.terms.add(t.toLowerCase());
-    return this.predicate(candidates, node.boost, (d) => (d[field] ?? []).some((v) => tests.some((t) => t(v)) || (!!tokenTerms && tokens(String(v)).some((t) => tokenTerms.has(t)))));
+    const column = this.column(field);
+    return this.predicate(candidates, node.boost, (i) => (column[i] ?? []).some((v) => tests.some((t) => t(v)) || (!!tokenTerms && tokens(String(v)).some((t) => tokenTerms.has(t)))));
   }
 
   private range(node: Extract<QueryNode, { kind: 'range' }>, candidates: Iterable<number> | null): Scores {
@@ -303,7 +319,8 @@ export class EmbeddedIndex {
     const [gt, gte, lt, lte] = [bound(node.gt), bound(node.gte), bound(node.lt), bound(node.lte)];
     const inRange = (x: number | string) =>
       !(typeof x === 'number' && Number.isNaN(x)) && (gt === undefined || x > gt) && (gte === undefined || x >= gte) && (lt === undefined || x < lt) && (lte === undefined || x <= lte);
-    return this.predicate(candidates, node.boost, (d) => (d[field] ?? []).some((v) => inRange(key(v))));
+    const column = this.column(field);
+    return this.predicate(candidates, node.boost, (i) => (column[i] ?? []).some((v) => inRange(key(v))));
   }
 
   private phrase(node: Extract<QueryNode, { kind: 'phrase' }>, ev: Evaluation): Scores {

@@ -137,8 +137,8 @@ export class MiniSearchIndexes implements SearchIndexes {
     const { field } = index.field(request.field);
     const prefix = request.caseInsensitive ? request.string.toLowerCase() : request.string;
     const found = new Set<string>();
-    for (const doc of index.docs) {
-      for (const v of doc[field] ?? []) {
+    for (const values of index.column(field)) {
+      for (const v of values ?? []) {
         const s = String(v);
         if ((request.caseInsensitive ? s.toLowerCase() : s).startsWith(prefix)) found.add(s);
       }
@@ -156,7 +156,7 @@ export class MiniSearchIndexes implements SearchIndexes {
     const valueOf = (i: number, score: number, field: string, order: 'asc' | 'desc'): FieldValue | null => {
       if (field === '_score') return score;
       if (field === '_id') return index.ids[i]!;
-      const values = index.docs[i]![field] ?? [];
+      const values = index.column(field)[i] ?? [];
       if (values.length === 0) return null;
       const type = index.typeOf(field);
       const keyed = values.map((v) => (type === 'date' ? dateValue(v) : v));
@@ -245,7 +245,8 @@ function aggregate(index: EmbeddedIndex, docs: number[], aggregations: SearchReq
   for (const agg of aggregations) {
     const { field } = index.field(agg.field);
     const counts = new Map<FieldValue, number>();
-    for (const i of docs) for (const v of new Set(index.docs[i]![field] ?? [])) counts.set(v, (counts.get(v) ?? 0) + 1);
+    const column = index.column(field);
+    for (const i of docs) for (const v of new Set(column[i] ?? [])) counts.set(v, (counts.get(v) ?? 0) + 1);
     const sorted = [...counts].sort((a, b) => b[1] - a[1] || (String(a[0]) < String(b[0]) ? -1 : 1));
     const kept = sorted.slice(0, agg.size);
     out[agg.name] = {
