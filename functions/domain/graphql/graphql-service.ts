@@ -1,6 +1,7 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import {
+  type DocumentNode,
   execute,
   type FragmentDefinitionNode,
   getOperationAST,
@@ -54,7 +55,13 @@ SELECT ?s ?p ?o WHERE {
 interface Built {
   schema: GraphQLSchema;
   errors: string[];
+  /** Documents parsed and validated against this schema, by query text (the most recent few). */
+  documents: Map<string, DocumentNode>;
 }
+
+/** Valid documents kept per schema, and the longest query text kept. */
+const MAX_CACHED_DOCUMENTS = 64;
+const MAX_CACHED_QUERY_LENGTH = 10_000;
 
 interface Source {
   cacheKey: string;
@@ -132,7 +139,7 @@ export class GraphqlService {
     const schema = buildSchema(model);
     const problems = validateSchema(schema);
     if (problems.length > 0) throw new Error(`generated schema is invalid: ${problems.map((p) => p.message).join('; ')}`);
-    return { schema, errors: model.errors };
+    return { schema, errors: model.errors, documents: new Map() };
   }
 
   /** GET …/graphql/status: every shape or name the generator skipped, and why (null: none). */
@@ -145,16 +152,23 @@ export class GraphqlService {
   async run(caller: Caller | null, account: string, datasetName: string, request: GraphqlRequest, method: 'GET' | 'POST'): Promise<GraphqlOutcome> {
     if (request.query.length > MAX_QUERY_LENGTH) throw new ValidationError(`query: longer than ${MAX_QUERY_LENGTH} characters.`);
     const source = await this.source(caller, account, datasetName);
-    const { schema } = await this.built(source);
-    let document;
-    try {
-      document = parse(request.query, { maxTokens: MAX_TOKENS });
-    } catch (e) {
-      if (e instanceof GraphQLError) return { kind: 'request-error', errors: [e.toJSON()] };
-      throw e;
+    const { schema, documents } = await this.built(source);
+    let document = documents.get(request.query);
+    if (!document) {
+      try {
+        document = parse(request.query, { maxTokens: MAX_TOKENS });
+      } catch (e) {
+        if (e instanceof GraphQLError) return { kind: 'request-error', errors: [e.toJSON()] };
+        throw e;
+      }
+      const invalid = validate(schema, document, specifiedRules);
+      if (invalid.length > 0) return { kind: 'request-error', errors: invalid.map((e) => e.toJSON()) };
+      // A client repeats its queries (with other variables): parse and validate them once.
+      if (request.query.length <= MAX_CACHED_QUERY_LENGTH) {
+        if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value!);
+        documents.set(request.query, document);
+      }
     }
-    const invalid = validate(schema, document, specifiedRules);
-    if (invalid.length > 0) return { kind: 'request-error', errors: invalid.map((e) => e.toJSON()) };
     const operation = getOperationAST(document, request.operationName ?? undefined);
     if (!operation) {
       const message = request.operationName ? `The document has no operation named "${request.operationName}".` : 'The document has several operations; say which to run with operationName.';
