@@ -130,10 +130,16 @@ export class LevelLoader {
    */
   known(subject: string, property: string, ranges?: readonly LanguageRange[]): ResultTerm[] | undefined {
     const values = this.knownValues.get(subject)?.get(property);
-    if (!values) return undefined;
-    const languages = this.partial.size > 0 ? this.partial.get(subject)?.get(property) : undefined;
+    if (!values || this.partial.size === 0) return values;
+    const languages = this.partial.get(subject)?.get(property);
     if (!languages) return values;
-    return ranges?.every((r) => r.q <= 0 || (r.range !== '*' && languages.has(r.range))) && ranges.some((r) => r.q > 0) ? values : undefined;
+    let some = false;
+    for (const r of ranges ?? []) {
+      if (r.q <= 0) continue;
+      if (r.range === '*' || !languages.has(r.range)) return undefined;
+      some = true;
+    }
+    return some ? values : undefined;
   }
 
   /**
