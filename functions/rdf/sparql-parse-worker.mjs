@@ -34,9 +34,58 @@ function analysisOf(tree, text) {
     form: tree.queryType.toLowerCase(),
     definesDataset: (tree.from?.default?.length ?? 0) + (tree.from?.named?.length ?? 0) > 0,
   };
-  const explicit = text === undefined ? undefined : withExplicitProjection(tree, text);
-  if (explicit) analysis.text = explicit;
+  if (text === undefined) return analysis;
+  // Unknown extension functions first (the text is generated anew), then SELECT *'s order.
+  const known = withoutUnknownFunctions(tree);
+  const runs = known === tree ? text : new sparqljs.Generator().stringify(known);
+  const explicit = withExplicitProjection(known, runs);
+  if (explicit || runs !== text) analysis.text = explicit ?? runs;
   return analysis;
+}
+
+/** The function IRIs the engine (oxigraph 0.5) evaluates: the XSD casts. */
+const KNOWN_FUNCTIONS = new Set(
+  ['boolean', 'double', 'float', 'decimal', 'integer', 'string', 'dateTime', 'time', 'date', 'duration', 'yearMonthDuration', 'dayTimeDuration', 'gYear', 'gMonth', 'gDay', 'gYearMonth', 'gMonthDay'].map(
+    (name) => `http://www.w3.org/2001/XMLSchema#${name}`,
+  ),
+);
+const XSD_INTEGER = { termType: 'NamedNode', value: 'http://www.w3.org/2001/XMLSchema#integer' };
+/** An expression whose evaluation is an error, as SPARQL 1.1 §17.6 makes a call of an unknown function. */
+const EVALUATION_ERROR = {
+  type: 'operation',
+  operator: '/',
+  args: [
+    { termType: 'Literal', value: '1', language: '', datatype: XSD_INTEGER },
+    { termType: 'Literal', value: '0', language: '', datatype: XSD_INTEGER },
+  ],
+};
+
+/**
+ * The tree with every call of an extension function the engine does not know replaced by an
+ * expression that fails when evaluated (the engine refuses the whole query instead): the row is
+ * dropped by a FILTER, a BIND leaves its variable unbound. The same tree when there is none.
+ */
+function withoutUnknownFunctions(node) {
+  if (Array.isArray(node)) {
+    let changed = false;
+    const out = node.map((n) => {
+      const r = withoutUnknownFunctions(n);
+      if (r !== n) changed = true;
+      return r;
+    });
+    return changed ? out : node;
+  }
+  if (typeof node !== 'object' || node === null || Object.getPrototypeOf(node) !== Object.prototype) return node;
+  if (node.type === 'functionCall' && node.function?.termType === 'NamedNode' && !KNOWN_FUNCTIONS.has(node.function.value)) return EVALUATION_ERROR;
+  let out;
+  for (const [key, child] of Object.entries(node)) {
+    const r = withoutUnknownFunctions(child);
+    if (r !== child) {
+      out ??= { ...node };
+      out[key] = r;
+    }
+  }
+  return out ?? node;
 }
 
 const isWildcard = (v) => v instanceof sparqljs.Wildcard || v?.termType === 'Wildcard';

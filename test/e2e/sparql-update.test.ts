@@ -200,3 +200,19 @@ describe('SELECT *', () => {
     expect(csv.text.split(/\r?\n/)[0]).toBe('b,a');
   });
 });
+
+describe('extension functions the engine does not know', () => {
+  it('are evaluation errors: FILTER drops the row, BIND leaves the variable unbound; XSD casts still work', async () => {
+    const ask = async (query: string) => {
+      const res = await p.request('GET', `/datasets/alice/upd/sparql?query=${encodeURIComponent(query)}`, { token: alice, headers: { accept: 'application/sparql-results+json' } });
+      expect(res.status, res.text).toBe(200);
+      return JSON.parse(res.text).results.bindings as Record<string, { value: string }>[];
+    };
+    const filtered = await ask('SELECT ?x WHERE { VALUES ?x { 1 2 } FILTER(<http://example.org/fn#odd>(?x) || ?x = 2) }');
+    expect(filtered.map((b) => b.x!.value)).toEqual(['2']);
+    const bound = await ask('SELECT ?x ?y WHERE { VALUES ?x { 1 } BIND(<http://example.org/fn#double>(?x) AS ?y) }');
+    expect(bound).toEqual([{ x: expect.objectContaining({ value: '1' }) }]);
+    const cast = await ask('SELECT ?y WHERE { BIND(<http://www.w3.org/2001/XMLSchema#integer>("7") AS ?y) }');
+    expect(cast[0]!.y!.value).toBe('7');
+  });
+});

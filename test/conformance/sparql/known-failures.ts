@@ -30,11 +30,6 @@ const LEXICAL_FORMS =
   '"+1", "1.0e0"^^xsd:double come back as "1"; "2006-08-23+00:00"^^xsd:date as "2006-08-23Z"); terms that differ only in ' +
   'lexical form become the same term, which changes results, sameTerm, graph pattern matching with a literal, str() and DISTINCT.';
 
-const CUSTOM_FUNCTION =
-  ENGINE +
-  'the endpoint answers syntax tests by evaluating the query, and oxigraph refuses calls of unknown extension functions ' +
-  '(400 "The custom function <…> is not supported") although the syntax is valid.';
-
 const ZERO_LENGTH_PATH =
   ENGINE +
   'a zero-length path (`p*` / `p?`) between a variable and a constant that is not in the data returns no solution; the ' +
@@ -76,7 +71,6 @@ export const KNOWN_FAILURES: readonly KnownFailure[] = [
   { test: 'sparql11/property-path#zero_or_more_set_end', reason: ZERO_LENGTH_PATH },
   { test: 'sparql11/property-path#zero_or_one_set_start', reason: ZERO_LENGTH_PATH },
   { test: 'sparql11/property-path#zero_or_one_set_end', reason: ZERO_LENGTH_PATH },
-  { test: 'sparql11/syntax-query#test_4', reason: CUSTOM_FUNCTION },
 
   // SPARQL 1.1 CSV/TSV results
   {
@@ -111,11 +105,4 @@ export const KNOWN_FAILURES: readonly KnownFailure[] = [
   { test: 'sparql10/expr-equals#eq-graph-2', reason: LEXICAL_FORMS },
   { test: 'sparql10/distinct#distinct-1', reason: LEXICAL_FORMS },
   { test: 'sparql10/distinct#distinct-9', reason: LEXICAL_FORMS },
-  { test: 'sparql10/syntax-sparql1#syntax-expr-05', reason: CUSTOM_FUNCTION },
-  { test: 'sparql10/syntax-sparql1#syntax-order-05', reason: CUSTOM_FUNCTION },
-  { test: 'sparql10/syntax-sparql1#syntax-order-06', reason: CUSTOM_FUNCTION },
-  { test: 'sparql10/syntax-sparql2#syntax-function-01', reason: CUSTOM_FUNCTION },
-  { test: 'sparql10/syntax-sparql2#syntax-function-02', reason: CUSTOM_FUNCTION },
-  { test: 'sparql10/syntax-sparql2#syntax-function-03', reason: CUSTOM_FUNCTION },
-  { test: 'sparql10/syntax-sparql2#syntax-function-04', reason: CUSTOM_FUNCTION },
 ];
