@@ -4,11 +4,12 @@ import type { LanguageRange } from './language.js';
 import { byValue, literal, RESULTS_TSV, type ResultRow, type ResultTerm, tsvRows, tsvTerm } from './sparql-text.js';
 
 /**
- * One GraphQL request's reads: the values of (node, property) pairs, batched per level of the
- * selection. graphql-js resolves a level's fields together (every node of a list, as soon as the
- * list's own values arrived); the resolvers ask `values(node, property)` and get a promise, and
- * the loader sends what a level asked for as ONE query once the level has finished asking (the
- * microtask queue went quiet), never one query per node. Pairs already read are answered from
+ * One GraphQL request's reads: the values of (node, property) pairs, one SPARQL query per level
+ * of the selection, never one per node. A connection reads its whole plan up-front (`prefetch`,
+ * plan.ts) and its field resolvers then answer from memory (`known`). What no plan covered is
+ * read lazily: resolvers ask `values(node, property)` and get a promise, and the loader sends what
+ * a level asked for as ONE query once the level has finished asking (the microtask queue went
+ * quiet; graphql-js resolves a level's fields together). Pairs already read are answered from
  * memory (a selection that comes back to the same nodes costs no query).
  */
 
