@@ -163,7 +163,9 @@ export function schemaModelOf(quads: Iterable<Quad>): SchemaModel {
     const taken = scalars.get(name);
     if (illegal) badDatatypes.set(dt, `${illegal} (the scalar of datatype <${dt}>)`);
     else if (taken) badDatatypes.set(dt, `datatype <${dt}> and datatype <${taken}> both make scalar "${name}"`);
-    else if (BUILT_IN_TYPE_NAMES.has(name) || BUILT_IN_TYPE_NAMES.has(scalarFilterName(name))) badDatatypes.set(dt, `the scalar of datatype <${dt}> would be named "${name}", a name the schema uses itself`);
+    else if (BUILT_IN_TYPE_NAMES.has(name) || BUILT_IN_TYPE_NAMES.has(scalarFilterName(name)) || generated.has(name) || generated.has(scalarFilterName(name))) {
+      badDatatypes.set(dt, `the scalar of datatype <${dt}> would be named "${name}", a name the schema uses itself`);
+    }
     else scalars.set(name, dt);
   }
   // A type named like a scalar (or its filter) collides with it: the scalar stays.
