@@ -233,7 +233,7 @@ const termsOf = (values) => new Map(values.map(([name, value]) => [name, termOf(
 /** See instantiate() in sparql-template.ts. */
 function instantiate({ text, values, page, extraRows }) {
   // A shallow copy: the paging fields below must never land in the cached tree.
-  const ast = { ...substitute(parse(text), termsOf(values)) };
+  const ast = { ...withoutUnknownFunctions(substitute(parse(text), termsOf(values))) };
   if (page && ast.type === 'query') {
     const ownOffset = ast.offset ?? 0;
     const ownLimit = ast.limit;
@@ -244,7 +244,9 @@ function instantiate({ text, values, page, extraRows }) {
     ast.offset = ownOffset + skip;
     ast.limit = limit;
   }
-  return new sparqljs.Generator().stringify(ast);
+  const out = new sparqljs.Generator().stringify(ast);
+  // As for queries sent to an endpoint (analysisOf): SELECT * in the query's variable order.
+  return (ast.type === 'query' && withExplicitProjection(ast, out)) || out;
 }
 
 export const USING_CONFLICT = 'USING_CONFLICT';

@@ -199,6 +199,18 @@ describe('SELECT *', () => {
     const csv = await p.request('GET', `/datasets/alice/upd/sparql?query=${encodeURIComponent('SELECT DISTINCT * { VALUES (?b ?a) { (1 2) } }')}`, { token: alice, headers: { accept: 'text/csv' } });
     expect(csv.text.split(/\r?\n/)[0]).toBe('b,a');
   });
+
+  it('keeps that order in saved queries too', async () => {
+    const dataset = (await p.request('GET', '/datasets/alice/upd', { token: alice })).body.id;
+    const created = await p.request('POST', '/queries/alice', {
+      token: alice,
+      body: { name: 'star', accessLevel: 'private', dataset, serviceConfig: { type: 'speedy' }, requestConfig: { payload: { query: 'SELECT * WHERE { BIND(1 AS ?zebra) BIND(2 AS ?apple) }' } } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const run = await p.request('GET', '/queries/alice/star/run', { token: alice, headers: { accept: 'application/sparql-results+json' } });
+    expect(run.status, run.text).toBe(200);
+    expect(JSON.parse(run.text).head.vars).toEqual(['zebra', 'apple']);
+  });
 });
 
 describe('extension functions the engine does not know', () => {

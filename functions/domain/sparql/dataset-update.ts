@@ -37,16 +37,16 @@ export async function applyDatasetUpdate(
   const update = { ...request, update: await withLoadsCarriedOut(platform, request.update, request.baseIri) };
   const previous = queues.get(id) ?? Promise.resolve();
   const run = previous.catch(() => undefined).then(async () => {
-    let { dataset } = target;
     for (let attempt = 1; ; attempt++) {
+      // The dataset as it is now: the updates queued before this one changed it, and the graph
+      // blobs of the version read when the request came may already be collected.
+      const dataset = await platform.store.getDatasetById(id);
+      if (!dataset) throw new NotFoundError('The dataset was deleted while the update waited.');
       try {
         return await applyOnce(platform, catalog, { dataset, owner: target.owner }, update);
       } catch (e) {
         if (!(e instanceof DatasetChangedError) || attempt >= MAX_ATTEMPTS) throw e;
         await platform.clock.sleep(20 * attempt + Math.floor(Math.random() * 50));
-        const latest = await platform.store.getDatasetById(id);
-        if (!latest) throw new NotFoundError('The dataset was deleted while the update ran.');
-        dataset = latest;
       }
     }
   });
