@@ -115,7 +115,9 @@ export class MiniSearchIndexes implements SearchIndexes {
     }
     const index = await EmbeddedIndex.build(documents, source.mappings);
     await this.blobs.put(blobKey(key), await gzipAsync(await encode(index.serialize())), { contentType: 'application/gzip' });
-    this.remember(key, Promise.resolve(index));
+    // Searches load the index from its blob, as a restart or a cold function does: the builder (on
+    // AWS the import worker, which never searches) keeps nothing, and the loaded form is compact.
+    this.forget(key);
     return { documents: index.size };
   }
 
