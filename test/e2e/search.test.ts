@@ -81,6 +81,10 @@ describe('search service configuration', () => {
     // A search service answers no SPARQL, and a SPARQL service no search.
     expect((await p.request('GET', `/datasets/alice/catalog/services/spec-name/sparql?query=${encodeURIComponent('ASK {}')}`)).status).toBe(400);
     expect((await p.request('DELETE', '/datasets/alice/catalog/services/spec-name', { token: alice })).status).toBe(204);
+    // TriplyDB's V1 name (its docs still show it) is the same type.
+    const v1 = await p.request('POST', '/datasets/alice/catalog/services', { token: alice, body: { name: 'v1-name', type: 'elasticsearch' } });
+    expect(v1.body.type).toBe('elasticSearch');
+    expect((await p.request('DELETE', '/datasets/alice/catalog/services/v1-name', { token: alice })).status).toBe(204);
   });
 
   it('gives the mapping: the configured types and the detected ones', async () => {

@@ -16,6 +16,7 @@ const TYPE_ALIASES: Record<string, ServiceType> = {
   RichSparql: 'jena',
   richSparql: 'jena',
   elasticSearch: 'elasticSearch',
+  elasticsearch: 'elasticSearch',
   textSearch: 'elasticSearch',
 };
 
