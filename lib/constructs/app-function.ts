@@ -165,6 +165,8 @@ export class AppFunction extends NodejsFunction {
       environment: {
         // Source maps make stack traces point at the TypeScript sources.
         NODE_OPTIONS: '--enable-source-maps',
+        // Libraries' production mode (graphql-js skips its development-only checks: ~6% of a GraphQL request).
+        NODE_ENV: 'production',
         // Structured logs (Powertools Logger): INFO and up; an operator lowers it per function.
         [ENV.logLevel]: 'INFO',
         ...props.environment,
