@@ -107,6 +107,27 @@ describe('on AWS: datasets, imports and exports', () => {
   }, 60_000);
 });
 
+describe('on AWS: SPARQL Update on the dataset endpoint', () => {
+  it('writes to the default graph fixed at creation, queues concurrent updates, and answers 422 for graph state and failed LOADs', async () => {
+    const created = await aws.createDataset('alice', 'updates', 'private', alice);
+    // Named under the API's public URL (PUBLIC_API_URL), not whatever host a request came through.
+    expect(created.defaultGraphName).toMatch(/^https:\/\/[^/]+\/alice\/updates\/graphs\/default$/);
+    const update = (text: string) => aws.request('POST', '/datasets/alice/updates/sparql', { token: alice, rawBody: text, headers: { 'content-type': 'application/sparql-update' } });
+    // Concurrent updates may reach different function instances: each applies (queued, or run again on the newer graphs).
+    const results = await Promise.all(Array.from({ length: 4 }, (_, i) => update(`INSERT DATA { <https://example.org/s${i}> <https://example.org/p> ${i} }`)));
+    expect(results.map((r) => `${r.status} ${r.status === 200 ? '' : r.text}`)).toEqual(Array(4).fill('200 '));
+    const graphs = await graphsOf(p, alice, 'alice/updates');
+    expect(graphs.map((g) => [g.graphName, g.numberOfStatements])).toEqual([[created.defaultGraphName, 4]]);
+    expect((await update('DROP GRAPH <https://example.org/none>')).status).toBe(422);
+    const load = await update('LOAD <http://169.254.169.254/latest/meta-data/>');
+    expect(load.status).toBe(422);
+    expect(load.text).toContain('LOAD <http://169.254.169.254/latest/meta-data/> failed');
+    expect((await update('DELETE WHERE { ?s <https://example.org/p> ?o }')).status).toBe(200);
+    expect(await graphsOf(p, alice, 'alice/updates')).toEqual([]);
+    expect(aws.aws.refusals()).toEqual([]);
+  }, 120_000);
+});
+
 describe('on AWS: accounts', () => {
   it('makes organisations with members, and answers as the embedded platform does', async () => {
     const bob = await aws.createUser('bob');
