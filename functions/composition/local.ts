@@ -10,6 +10,7 @@ import { DynamoDbFlowStore } from '../adapters/aws/dynamodb-flow-store.js';
 import { LocalFlowExecutor } from '../adapters/local/local-flow-executor.js';
 import { OutboxMailer } from '../adapters/local/outbox-mailer.js';
 import { InProcessUploadEvents } from '../adapters/local/in-process-upload-events.js';
+import { DatasetWebhooks } from '../domain/datasets/dataset-webhooks.js';
 import { CronerScheduler } from '../adapters/local/croner-scheduler.js';
 import { cachedMetadataStore } from '../adapters/local/cached-metadata-store.js';
 import { cachedFlowStore } from '../adapters/local/cached-flow-store.js';
@@ -356,7 +357,16 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       loadService: (datasetId, serviceId) => services.sparqlServices.prepare(datasetId, serviceId, { warm: true }),
     });
     flowExecutor.bind(services.flowRuntime);
-    events.bind(services.hooks);
+    // Flow hooks and dataset webhooks both hear the upload events.
+    const webhooks = new DatasetWebhooks(services.platform, services.access);
+    events.bind({
+      assetStored: (e) => services.hooks.assetStored(e),
+      importStarted: (e) => services.hooks.importStarted(e),
+      importFinished: async (e) => {
+        await webhooks.importFinished(e).catch((err: Error) => logger.error('dataset webhook delivery failed', { datasetId: e.datasetId, error: err.message }));
+        await services.hooks.importFinished(e);
+      },
+    });
     await services.imports.recoverInterrupted();
     await services.runSettler.recoverInterrupted();
     // Flow removals left unfinished (a flow with more runs than one request removes) go on here,

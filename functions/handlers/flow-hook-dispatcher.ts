@@ -3,6 +3,7 @@ import type { EventBridgeEvent } from 'aws-lambda';
 import { UPLOAD_EVENT_SOURCE, UPLOAD_EVENT_TYPES } from '../adapters/aws/eventbridge-upload-events.js';
 import { awsLambda, awsServices } from '../composition/aws.js';
 import type { ImportFinishedEvent, ImportStartedEvent } from '../ports/upload-events.js';
+import { DatasetWebhooks } from '../domain/datasets/dataset-webhooks.js';
 
 /** Where asset files live in the data bucket (see asset-service.ts): the notification rule's key filter. */
 export { ASSET_KEY_WILDCARD } from '../adapters/aws/eventbridge-upload-events.js';
@@ -34,7 +35,11 @@ const base = async (event: ObjectCreated | UploadEvent): Promise<void> => {
   }
   if (event?.source !== UPLOAD_EVENT_SOURCE) return;
   if (event['detail-type'] === UPLOAD_EVENT_TYPES.importStarted) await services.hooks.importStarted(event.detail as ImportStartedEvent);
-  else if (event['detail-type'] === UPLOAD_EVENT_TYPES.importFinished) await services.hooks.importFinished(event.detail as ImportFinishedEvent);
+  else if (event['detail-type'] === UPLOAD_EVENT_TYPES.importFinished) {
+    // Dataset webhooks first: a failed delivery is recorded, never thrown, so a retry does not send twice.
+    await new DatasetWebhooks(services.platform, services.access).importFinished(event.detail as ImportFinishedEvent);
+    await services.hooks.importFinished(event.detail as ImportFinishedEvent);
+  }
 };
 
 export const handler = middy(base).use(awsLambda.middlewares);

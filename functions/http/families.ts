@@ -15,13 +15,16 @@ import { hookOperations } from './routes/flows/hooks.js';
 import { scheduleOperations } from './routes/flows/schedules.js';
 import { datasetSparqlOperations, serviceOperations, sparqlOperations } from './routes/services.js';
 import { graphqlOperations } from './routes/graphql.js';
+import { storyOperations } from './routes/stories.js';
+import { datasetHookOperations } from './routes/dataset-hooks.js';
 
 /** The operations each family's function serves; the route table names them. */
 export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   info: infoOperations,
   auth: authOperations,
   accounts: accountOperations,
-  datasets: datasetOperations,
+  // Stories, avatars and dataset webhooks: the data bucket (RW) and the table this family has.
+  datasets: { ...datasetOperations, ...storyOperations, ...datasetHookOperations },
   imports: importOperations,
   graphs: graphOperations,
   exports: exportOperations,

@@ -86,9 +86,11 @@ export interface FamilySpec {
 
 export const FAMILIES = {
   info: { grants: { table: 'R' }, memoryMb: 256, timeoutSeconds: 5 },
-  auth: { grants: { table: 'RW' }, memoryMb: 512, timeoutSeconds: 10 },
-  // Deleting an account removes its datasets' blobs and its flows' state machines.
-  accounts: { grants: { table: 'RW', dataBucket: 'delete', flowExecutions: ['discard'], flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
+  // dataBucket R: /me shows pinned stories (blobs).
+  auth: { grants: { table: 'RW', dataBucket: 'R' }, memoryMb: 512, timeoutSeconds: 10 },
+  // Deleting an account removes its datasets' blobs and its flows' state machines; dataBucket RW
+  // (was 'delete'): account pages show pinned stories, blobs read here (issue 14).
+  accounts: { grants: { table: 'RW', dataBucket: 'RW', flowExecutions: ['discard'], flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
   // workerTask: imports and URL loads past a function's 15 minutes run on the worker task.
   // tusUploads: starting a job refuses while one of its uploads (kept by the upload host) is half done.
@@ -202,6 +204,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('GET', '/info', 'info', 'getInfo'),
 
   route('GET', '/me', 'auth', 'getMe'),
+  route('PATCH', '/me', 'accounts', 'updateMe'),
+  route('DELETE', '/me', 'accounts', 'deleteMe'),
   route('POST', '/login', 'auth', 'login'),
   route('POST', '/logout', 'auth', 'logout'),
 
@@ -234,6 +238,34 @@ export const ROUTES: readonly RouteSpec[] = [
   route('GET', '/datasets/{account}/{dataset}/prefixes', 'datasets', 'getPrefixes'),
   route('PATCH', '/datasets/{account}/{dataset}/prefixes', 'datasets', 'updatePrefixes'),
   route('DELETE', '/datasets/{account}/{dataset}/prefixes/{prefix}', 'datasets', 'deletePrefix'),
+  // Issue 14 (area B): prefixes, chown, webhooks, stories, avatars.
+  route('GET', '/prefixes', 'datasets', 'getGlobalPrefixes'),
+  route('GET', '/prefixes/{prefix}', 'datasets', 'getGlobalPrefix'),
+  route('POST', `${DS}/prefixes`, 'datasets', 'addDatasetPrefixes'),
+  route('PUT', `${DS}/prefixes`, 'datasets', 'replaceDatasetPrefixes'),
+  route('GET', `${DS}/prefixes/{prefix}`, 'datasets', 'getDatasetPrefix'),
+  route('PUT', `${DS}/prefixes/{prefix}`, 'datasets', 'putDatasetPrefix'),
+  route('POST', `${DS}/chown`, 'datasets', 'chownDataset'),
+  route('GET', `${DS}/hooks`, 'datasets', 'listDatasetHooks'),
+  route('POST', `${DS}/hooks`, 'datasets', 'createDatasetHook'),
+  route('GET', `${DS}/hooks/{hookId}`, 'datasets', 'getDatasetHook'),
+  route('PATCH', `${DS}/hooks/{hookId}`, 'datasets', 'updateDatasetHook'),
+  route('DELETE', `${DS}/hooks/{hookId}`, 'datasets', 'deleteDatasetHook'),
+  route('GET', `${DS}/hookrecords/{hookId}`, 'datasets', 'getDatasetHookRecords'),
+  route('GET', '/stories', 'datasets', 'listAllStories'),
+  route('GET', '/stories/{account}', 'datasets', 'listAccountStories'),
+  route('POST', '/stories/{account}', 'datasets', 'createStory'),
+  route('GET', '/stories/{account}/{story}', 'datasets', 'getStory'),
+  route('PATCH', '/stories/{account}/{story}', 'datasets', 'updateStory'),
+  route('DELETE', '/stories/{account}/{story}', 'datasets', 'deleteStory'),
+  route('POST', '/stories/{account}/{story}/copy', 'datasets', 'copyStory'),
+  route('POST', '/stories/{account}/{story}/chown', 'datasets', 'chownStory'),
+  route('POST', '/stories/{account}/{story}/banner.webp', 'datasets', 'uploadStoryBanner'),
+  route('GET', '/stories/{account}/{story}/banner.webp', 'datasets', 'getStoryBanner'),
+  route('GET', '/stories/{account}/{story}/banner', 'datasets', 'getStoryBanner'),
+  route('POST', '/imgs/avatars/a/{id}', 'datasets', 'setAccountAvatar'),
+  route('POST', '/imgs/avatars/d/{id}', 'datasets', 'setDatasetAvatar'),
+  route('GET', '/imgs/avatars/{kind}/{id}', 'datasets', 'getAvatar'),
 
   route('POST', `${DS}/jobs`, 'imports', 'createJob', { stream: true }),
   route('GET', `${DS}/jobs`, 'imports', 'listJobs'),
@@ -296,6 +328,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('POST', Q, 'queries', 'addQueryVersion'),
   route('PATCH', Q, 'queries', 'updateQuery'),
   route('DELETE', Q, 'queries', 'deleteQuery'),
+  route('POST', `${Q}/chown`, 'queries', 'chownQuery'),
   route('GET', `${Q}/{version}`, 'queries', 'getQuery'),
   route('GET', `${Q}/text`, 'queries', 'queryText'),
   route('GET', `${Q}/{version}/text`, 'queries', 'queryText'),
@@ -402,7 +435,8 @@ export const WORKERS = {
   flowHookDispatcher: {
     handler: 'flow-hook-dispatcher',
     // release: a data upload hook's waiting run goes on (or is aborted) when the import ends.
-    grants: { table: 'RW', dataBucket: 'R', flowExecutions: ['prepare', 'start', 'release'], mail: true },
+    // dataBucket RW: dataset webhooks (issue 14) record each delivery next to the dataset's hooks.
+    grants: { table: 'RW', dataBucket: 'RW', flowExecutions: ['prepare', 'start', 'release'], mail: true },
     memoryMb: 1024,
     timeoutSeconds: 300,
     invokedBy: [],

@@ -1,5 +1,5 @@
 import type { AccountAccessService } from './account-access.js';
-import type { AccountRecord, AccountType, MembershipRecord, TokenRecord } from './accounts.js';
+import type { AccountRecord, AccountType, MembershipRecord, PinnedItem, TokenRecord } from './accounts.js';
 import type { AuthService } from './auth-service.js';
 import type { Caller } from '../shared/caller.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../shared/errors.js';
@@ -34,6 +34,8 @@ export interface AccountPatch {
   isAdmin?: boolean;
   /** Users: the "Email notifications" setting (emails about failed flow runs). */
   emailNotifications?: boolean;
+  /** Checked against what the caller may see by the caller of `update` (domain/stories/pins.ts). */
+  pinnedItems?: PinnedItem[];
 }
 
 export const MIN_PASSWORD_LENGTH = 12;
@@ -70,8 +72,9 @@ export class AccountService {
     return this.access.account(accountName);
   }
 
-  list(page: PageRequest): Promise<Page<AccountRecord>> {
-    return collectPage((r) => this.platform.store.listAccounts(r), async () => true, page);
+  /** Accounts in name order; `keep` filters them (`?q=`, `?type=`, see account-filters.ts). */
+  list(page: PageRequest, keep: (a: AccountRecord) => boolean = () => true): Promise<Page<AccountRecord>> {
+    return collectPage((r) => this.platform.store.listAccounts(r), async (a) => keep(a), page);
   }
 
   async parentName(account: AccountRecord): Promise<string | undefined> {
@@ -170,6 +173,7 @@ export class AccountService {
     if (patch.name !== undefined) next.name = patch.name;
     if (patch.email !== undefined) next.email = patch.email;
     if (patch.description !== undefined) next.description = patch.description;
+    if (patch.pinnedItems !== undefined) next.pinnedItems = patch.pinnedItems;
     if (patch.password !== undefined) {
       if (account.type !== 'user') throw new ValidationError('password: organisations do not have a password.');
       assertPassword(patch.password);

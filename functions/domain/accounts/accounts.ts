@@ -1,7 +1,7 @@
 import type { AccountRecord, MembershipRecord, TokenRecord } from '../../ports/records/accounts.js';
 
 // The stored records are types of the ports (ports/records); re-exported for the domain's importers.
-export type { AccountRecord, AccountType, MembershipRecord, SessionRecord, TokenRecord } from '../../ports/records/accounts.js';
+export type { AccountRecord, AccountType, MembershipRecord, PinnedItem, SessionRecord, TokenRecord } from '../../ports/records/accounts.js';
 
 /** The public JSON of an account, with TriplyDB field names. Email only for its owner and admins. */
 export function accountView(

@@ -2,7 +2,7 @@ import type { AccessService } from './access-service.js';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { Caller } from '../shared/caller.js';
 import { newDefaultGraphName, type AccessLevel, type DatasetRecord, type License, type Prefix } from './datasets.js';
-import { NotFoundError, ValidationError } from '../shared/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
 import { assertAbsoluteIri, assertDatasetName, assertPrefixLabel } from '../shared/names.js';
 import { collectPage, type Page, type PageRequest } from '../shared/paging.js';
 import type { Platform } from '../shared/platform.js';
@@ -163,6 +163,39 @@ export class DatasetService {
     return { owner, dataset: next };
   }
 
+  /** Replaces every prefix of the dataset (PUT …/prefixes). */
+  async replacePrefixes(caller: Caller | null, accountName: string, datasetName: string, prefixes: Prefix[]): Promise<DatasetWithOwner> {
+    const { owner, dataset } = await this.access.writableDataset(caller, accountName, datasetName, 'change prefixes');
+    const next = { ...dataset, prefixes: checkPrefixes(mergePrefixes([], prefixes)), updatedAt: this.platform.clock.now().toISOString(), revision: dataset.revision + 1 };
+    await this.platform.store.updateDataset(next);
+    return { owner, dataset: next };
+  }
+
+  /**
+   * Moves a dataset to another account the caller may create datasets in (TriplyDB's chown). Its
+   * id stays, so its graphs, assets, jobs and services (all keyed by id) go with it. The record is
+   * written under the new owner after the old one goes (the by-id pointer then names the new one);
+   * should that write fail, the old record is put back.
+   */
+  async chown(caller: Caller | null, accountName: string, datasetName: string, toAccount: string): Promise<DatasetWithOwner> {
+    const { owner, dataset } = await this.access.writableDataset(caller, accountName, datasetName, 'move datasets');
+    const target = await this.access.account(toAccount);
+    await this.access.require(caller, target, 'writeDatasets', `move datasets to "${toAccount}"`);
+    if (target.uid === owner.uid) return { owner, dataset };
+    if (await this.platform.store.getDataset(target.uid, dataset.name)) {
+      throw new ConflictError(`"${toAccount}" already has a dataset named "${dataset.name}".`);
+    }
+    const moved: DatasetRecord = { ...dataset, ownerUid: target.uid, updatedAt: this.platform.clock.now().toISOString(), revision: dataset.revision + 1 };
+    await this.platform.store.deleteDataset(dataset);
+    try {
+      await this.platform.store.createDataset(moved);
+    } catch (e) {
+      await this.platform.store.createDataset(dataset);
+      throw e;
+    }
+    return { owner: target, dataset: moved };
+  }
+
   async removePrefix(caller: Caller | null, accountName: string, datasetName: string, label: string): Promise<void> {
     const { dataset } = await this.access.writableDataset(caller, accountName, datasetName, 'change prefixes');
     if (!dataset.prefixes.some((p) => p.prefixLabel === label)) throw new NotFoundError(`Prefix "${label}" does not exist.`);
@@ -175,7 +208,7 @@ export class DatasetService {
   }
 
   /** Datasets the caller may see, of one account or of the whole instance. */
-  async list(caller: Caller | null, accountName: string | null, page: PageRequest): Promise<Page<DatasetWithOwner>> {
+  async list(caller: Caller | null, accountName: string | null, page: PageRequest, keep: (d: DatasetRecord) => boolean = () => true): Promise<Page<DatasetWithOwner>> {
     const owners = new Map<string, Promise<AccountRecord | null>>();
     const ownerOf = (uid: string) => {
       let owner = owners.get(uid);
@@ -190,6 +223,7 @@ export class DatasetService {
     }
     const readable = new Map<string, Promise<boolean>>();
     const visible = async (d: DatasetRecord) => {
+      if (!keep(d)) return false;
       const owner = await ownerOf(d.ownerUid);
       if (!owner) return false;
       if (d.accessLevel !== 'private') return this.access.canReadDataset(caller, d, owner);

@@ -6,8 +6,20 @@ import { parsePageRequest } from '../../domain/shared/paging.js';
 import { PERMISSIONS } from '../../domain/accounts/permissions.js';
 import type { Operations, Services } from '../api.js';
 import { jsonResponse } from '../errors.js';
-import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';
+import { nextLink, parseJsonBody, singleQueryParam, validate } from '../request.js';
+import { allowQueryParams } from '../query-params.js';
+import { accountMatches } from '../../domain/accounts/account-filters.js';
+import { UnauthenticatedError } from '../../domain/shared/errors.js';
+import { checkPins, MAX_PINNED_ITEMS, PIN_TYPES, resolvePins } from '../../domain/stories/pins.js';
+import type { OperationContext } from '../api.js';
+import { accountExtras } from './account-extras.js';
+import { pinResolver } from './showcase.js';
 import { sessionCookies } from './auth.js';
+
+const ListFilter = z.object({
+  q: z.string().max(256, 'at most 256 characters').optional(),
+  type: z.enum(['user', 'org'], 'must be "user" or "org"').optional(),
+});
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);
 /** Names that are looked up (members, parents): bounded before they become storage keys. */
@@ -37,6 +49,10 @@ const AccountPatchBody = z.object({
   parent: accountNameRef().nullable().optional(),
   isAdmin: z.boolean().optional(),
   emailNotifications: z.boolean().optional(),
+  pinnedItems: z
+    .array(z.object({ type: z.enum(PIN_TYPES, `must be one of ${PIN_TYPES.join(', ')}`), item: z.string('is the id of the item').max(64) }))
+    .max(MAX_PINNED_ITEMS, `at most ${MAX_PINNED_ITEMS} items`)
+    .optional(),
 });
 
 const MemberBody = z.object({ accountName: accountNameRef('is required'), role: z.string('is required').max(40) });
@@ -49,43 +65,77 @@ const TokenBody = z.object({ description: text(256).default(''), readOnly: z.boo
 /** Email and admin details only for the account itself and administrators. */
 const canSeePrivate = (caller: Caller | null, account: AccountRecord) => !!caller && (caller.isAdmin || caller.uid === account.uid);
 
-async function view(services: Services, caller: Caller | null, account: AccountRecord) {
+/** The account as TriplyDB shows it; `full` (one account, not a listing) adds counts and an organisation's members. */
+export async function view(services: Services, caller: Caller | null, account: AccountRecord, apiUrl: string, full = false, extra: Record<string, unknown> = {}) {
   return accountView(account, {
     showPrivate: canSeePrivate(caller, account),
     parentName: await services.accounts.parentName(account),
+    extra: {
+      pinnedItems: await resolvePins(caller, account.pinnedItems, pinResolver(services, apiUrl)),
+      ...(account.avatarUpdatedAt ? { avatarUrl: `${apiUrl}/imgs/avatars/a/${account.uid}?v=${Date.parse(account.avatarUpdatedAt)}` } : {}),
+      ...(full ? await accountExtras(services, caller, account) : {}),
+      ...extra,
+    },
   });
+}
+
+/** Changes an account; `pinnedItems` must be items the caller may see. */
+export async function applyAccountPatch(ctx: OperationContext, accountName: string) {
+  const { req, services, caller, apiUrl } = ctx;
+  const body = parseJsonBody(req, AccountPatchBody);
+  const pins = body.pinnedItems
+    ? await checkPins(caller, body.pinnedItems.map((p) => ({ type: p.type, id: p.item })), pinResolver(services, apiUrl))
+    : undefined;
+  const account = await services.accounts.update(caller, accountName, { ...body, pinnedItems: pins });
+  // A password change ends every session; the console session that made it gets a new one.
+  if (body.password !== undefined && caller?.credential.kind === 'session' && caller.uid === account.uid) {
+    const renewed = await services.auth.openSession(account);
+    return jsonResponse(200, await view(services, caller, account, apiUrl, true, { csrfToken: renewed.csrfToken }), {
+      'set-cookie': sessionCookies(renewed.sessionId, renewed.csrfToken, apiUrl),
+    });
+  }
+  return jsonResponse(200, await view(services, caller, account, apiUrl, true));
 }
 
 export const accountOperations: Operations = {
   async listAccounts({ req, services, caller, apiUrl }) {
+    allowQueryParams(req, ['limit', 'after', 'q', 'type', 'verbose']);
     const page = parsePageRequest(singleQueryParam(req, 'limit'), singleQueryParam(req, 'after'));
-    const result = await services.accounts.list(page);
-    const body = await Promise.all(result.items.map((a) => view(services, caller, a)));
+    const filter = validate(ListFilter, { q: singleQueryParam(req, 'q') ?? undefined, type: singleQueryParam(req, 'type') ?? undefined });
+    const result = await services.accounts.list(page, (a) => accountMatches(a, filter));
+    const body = await Promise.all(result.items.map((a) => view(services, caller, a, apiUrl)));
     return jsonResponse(200, body, nextLink(req, apiUrl, result.next));
   },
 
-  async createAccount({ req, services, caller }) {
+  async createAccount({ req, services, caller, apiUrl }) {
     const body = parseJsonBody(req, NewAccountBody);
     const account = await services.accounts.create(caller, body);
-    return jsonResponse(201, await view(services, caller, account));
+    return jsonResponse(201, await view(services, caller, account, apiUrl));
   },
 
-  async getAccount({ params, services, caller }) {
+  async getAccount({ req, params, services, caller, apiUrl }) {
+    allowQueryParams(req, ['verbose']);
     const account = await services.accounts.get(params.account!);
-    return jsonResponse(200, await view(services, caller, account));
+    return jsonResponse(200, await view(services, caller, account, apiUrl, true));
   },
 
-  async updateAccount({ req, params, services, caller, apiUrl }) {
-    const body = parseJsonBody(req, AccountPatchBody);
-    const account = await services.accounts.update(caller, params.account!, body);
-    // A password change ends every session; the console session that made it gets a new one.
-    if (body.password !== undefined && caller?.credential.kind === 'session' && caller.uid === account.uid) {
-      const renewed = await services.auth.openSession(account);
-      return jsonResponse(200, { ...(await view(services, caller, account)), csrfToken: renewed.csrfToken }, {
-        'set-cookie': sessionCookies(renewed.sessionId, renewed.csrfToken, apiUrl),
-      });
-    }
-    return jsonResponse(200, await view(services, caller, account));
+  updateAccount: (ctx) => {
+    allowQueryParams(ctx.req, ['verbose']);
+    return applyAccountPatch(ctx, ctx.params.account!);
+  },
+
+  /** `PATCH /me`: the signed-in account changes itself. */
+  updateMe: (ctx) => {
+    allowQueryParams(ctx.req, ['verbose']);
+    if (!ctx.caller) throw new UnauthenticatedError('Unauthorized.');
+    return applyAccountPatch(ctx, ctx.caller.accountName);
+  },
+
+  /** `DELETE /me`: as deleting the account by name (a user is deleted by an administrator only). */
+  async deleteMe({ services, caller }) {
+    if (!caller) throw new UnauthenticatedError('Unauthorized.');
+    await services.accounts.delete(caller, caller.accountName);
+    return { status: 204, headers: {} };
   },
 
   async deleteAccount({ params, services, caller }) {
@@ -93,15 +143,15 @@ export const accountOperations: Operations = {
     return { status: 204, headers: {} };
   },
 
-  async listOrganizationsOfUser({ params, services, caller }) {
+  async listOrganizationsOfUser({ params, services, caller, apiUrl }) {
     const orgs = await services.accounts.organisationsOf(params.account!);
-    return jsonResponse(200, await Promise.all(orgs.map((o) => view(services, caller, o))));
+    return jsonResponse(200, await Promise.all(orgs.map((o) => view(services, caller, o, apiUrl))));
   },
 
-  async createOrganizationForUser({ req, params, services, caller }) {
+  async createOrganizationForUser({ req, params, services, caller, apiUrl }) {
     const body = parseJsonBody(req, NewOrgBody);
     const org = await services.accounts.createOrganisationFor(caller, params.account!, body);
-    return jsonResponse(201, await view(services, caller, org));
+    return jsonResponse(201, await view(services, caller, org, apiUrl, true));
   },
 
   async listMembers({ params, services }) {

@@ -5,6 +5,10 @@ import { UnauthenticatedError } from '../../domain/shared/errors.js';
 import type { Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';
+import { allowQueryParams } from '../query-params.js';
+import { resolvePins } from '../../domain/stories/pins.js';
+import { accountExtras } from './account-extras.js';
+import { pinResolver } from './showcase.js';
 
 const LoginBody = z.object({
   accountName: z.string('is required').min(1, 'is required').max(40, 'an account name has at most 40 characters'),
@@ -23,11 +27,18 @@ export const sessionCookies = (sessionId: string, csrfToken: string, apiUrl: str
 };
 
 export const authOperations: Operations = {
-  async getMe({ caller, services }) {
+  async getMe({ req, caller, services, apiUrl }) {
+    allowQueryParams(req, ['verbose']);
     if (!caller) throw new UnauthenticatedError('Unauthorized.');
     const account = await services.accounts.get(caller.accountName);
     const orgs = await services.accounts.organisationsOf(account.accountName);
-    return jsonResponse(200, accountView(account, { showPrivate: true, extra: { orgs: orgs.map((o) => accountView(o)) } }));
+    const extra = {
+      orgs: orgs.map((o) => accountView(o)),
+      pinnedItems: await resolvePins(caller, account.pinnedItems, pinResolver(services, apiUrl)),
+      ...(account.avatarUpdatedAt ? { avatarUrl: `${apiUrl}/imgs/avatars/a/${account.uid}?v=${Date.parse(account.avatarUpdatedAt)}` } : {}),
+      ...(await accountExtras(services, caller, account)),
+    };
+    return jsonResponse(200, accountView(account, { showPrivate: true, extra }));
   },
 
   /** Opens a console session: an HttpOnly session cookie plus a CSRF token for the console's writes. */

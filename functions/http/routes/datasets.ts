@@ -1,9 +1,14 @@
 import { z } from 'zod';
 import { ACCESS_LEVELS, datasetView, LICENSES } from '../../domain/datasets/datasets.js';
 import { parsePageRequest } from '../../domain/shared/paging.js';
-import type { Operations } from '../api.js';
+import type { AccountRecord } from '../../domain/accounts/accounts.js';
+import type { DatasetRecord } from '../../domain/datasets/datasets.js';
+import { datasetMatches, GLOBAL_PREFIXES } from '../../domain/datasets/global-prefixes.js';
+import { NotFoundError } from '../../domain/shared/errors.js';
+import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
-import { nextLink, parseJsonBody, singleQueryParam } from '../request.js';
+import { allowQueryParams, flagParam } from '../query-params.js';
+import { nextLink, parseJsonBody, singleQueryParam, validate } from '../request.js';
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);
 const accessLevel = z.enum(ACCESS_LEVELS, 'must be "public", "internal" or "private"');
@@ -36,17 +41,81 @@ const PrefixesBody = z.union([z.array(prefix).max(500), z.record(z.string(), z.s
 const toPrefixList = (p: z.infer<typeof PrefixesBody>) =>
   Array.isArray(p) ? p.map(({ prefixLabel, iri }) => ({ prefixLabel, iri })) : Object.entries(p).map(([prefixLabel, iri]) => ({ prefixLabel, iri }));
 
+const LIST_PARAMS = ['limit', 'after', 'q', 'verbose', 'sparql'];
+const ListFilter = z.object({ q: z.string().max(256, 'at most 256 characters').optional() });
+const ToAccountBody = z.object({ toAccount: z.string('is required').max(40, 'an account name has at most 40 characters') });
+const PrefixIriBody = z.object({ iri: z.string('is required').max(2048, 'at most 2048 characters') });
+
+/** The view of a dataset in a response: with its avatar, and with `verbose` its services too. */
+async function view(ctx: OperationContext, d: DatasetRecord, owner: AccountRecord, verbose = false) {
+  const v = datasetView(d, owner);
+  if (d.avatarUpdatedAt) v.avatarUrl = `${ctx.apiUrl}/imgs/avatars/d/${d.id}?v=${Date.parse(d.avatarUpdatedAt)}`;
+  if (verbose) {
+    const services = await ctx.services.platform.store.listServices(d.id);
+    v.services = services.map((s) => ({ name: s.name, type: s.type, status: s.status, endpoint: `${ctx.apiUrl}/datasets/${owner.accountName}/${d.name}/services/${s.name}/sparql` }));
+  }
+  return v;
+}
+
+async function listDatasets(ctx: OperationContext, account: string | null) {
+  const { req, services, caller, apiUrl } = ctx;
+  allowQueryParams(req, LIST_PARAMS);
+  const page = parsePageRequest(singleQueryParam(req, 'limit'), singleQueryParam(req, 'after'));
+  const { q } = validate(ListFilter, { q: singleQueryParam(req, 'q') ?? undefined });
+  const sparqlOnly = flagParam(req, 'sparql');
+  const result = await services.datasets.list(caller, account, page, (d) => datasetMatches(d, q) && (!sparqlOnly || d.serviceCount > 0));
+  const verbose = flagParam(req, 'verbose');
+  return jsonResponse(200, await Promise.all(result.items.map((d) => view(ctx, d.dataset, d.owner, verbose))), nextLink(req, apiUrl, result.next));
+}
+
+const prefixList = (d: DatasetRecord) => d.prefixes.map((p) => ({ ...p, scope: 'local' }));
+
 export const datasetOperations: Operations = {
-  async listAllDatasets({ req, services, caller, apiUrl }) {
-    const page = parsePageRequest(singleQueryParam(req, 'limit'), singleQueryParam(req, 'after'));
-    const result = await services.datasets.list(caller, null, page);
-    return jsonResponse(200, result.items.map((d) => datasetView(d.dataset, d.owner)), nextLink(req, apiUrl, result.next));
+  listAllDatasets: (ctx) => listDatasets(ctx, null),
+  listAccountDatasets: (ctx) => listDatasets(ctx, ctx.params.account!),
+
+  async getGlobalPrefixes({ req }) {
+    allowQueryParams(req, ['scope']);
+    return jsonResponse(200, singleQueryParam(req, 'scope') === 'local' ? [] : GLOBAL_PREFIXES.map((p) => ({ ...p, scope: 'global' })));
   },
 
-  async listAccountDatasets({ req, params, services, caller, apiUrl }) {
-    const page = parsePageRequest(singleQueryParam(req, 'limit'), singleQueryParam(req, 'after'));
-    const result = await services.datasets.list(caller, params.account!, page);
-    return jsonResponse(200, result.items.map((d) => datasetView(d.dataset, d.owner)), nextLink(req, apiUrl, result.next));
+  async getGlobalPrefix({ req, params }) {
+    allowQueryParams(req, []);
+    const found = GLOBAL_PREFIXES.find((p) => p.prefixLabel === params.prefix);
+    if (!found) throw new NotFoundError(`Prefix "${params.prefix}" does not exist.`);
+    return jsonResponse(200, found.iri);
+  },
+
+  async addDatasetPrefixes({ req, params, services, caller }) {
+    const body = parseJsonBody(req, PrefixesBody);
+    const { dataset } = await services.datasets.addPrefixes(caller, params.account!, params.dataset!, toPrefixList(body));
+    return jsonResponse(200, prefixList(dataset));
+  },
+
+  async replaceDatasetPrefixes({ req, params, services, caller }) {
+    const body = parseJsonBody(req, PrefixesBody);
+    const { dataset } = await services.datasets.replacePrefixes(caller, params.account!, params.dataset!, toPrefixList(body));
+    return jsonResponse(200, prefixList(dataset));
+  },
+
+  async getDatasetPrefix({ req, params, services, caller }) {
+    allowQueryParams(req, []);
+    const { dataset } = await services.datasets.get(caller, params.account!, params.dataset!);
+    const found = dataset.prefixes.find((p) => p.prefixLabel === params.prefix) ?? GLOBAL_PREFIXES.find((p) => p.prefixLabel === params.prefix);
+    if (!found) throw new NotFoundError(`Prefix "${params.prefix}" does not exist.`);
+    return jsonResponse(200, found.iri);
+  },
+
+  async putDatasetPrefix({ req, params, services, caller }) {
+    const body = parseJsonBody(req, PrefixIriBody);
+    const { dataset } = await services.datasets.addPrefixes(caller, params.account!, params.dataset!, [{ prefixLabel: params.prefix!, iri: body.iri }]);
+    return jsonResponse(200, dataset.prefixes.find((p) => p.prefixLabel === params.prefix)!.iri);
+  },
+
+  async chownDataset(ctx) {
+    const body = parseJsonBody(ctx.req, ToAccountBody);
+    const { dataset, owner } = await ctx.services.datasets.chown(ctx.caller, ctx.params.account!, ctx.params.dataset!, body.toAccount);
+    return jsonResponse(200, await view(ctx, dataset, owner));
   },
 
   async createDataset({ req, params, services, caller, apiUrl }) {
@@ -59,9 +128,10 @@ export const datasetOperations: Operations = {
     return jsonResponse(201, datasetView(dataset, owner));
   },
 
-  async getDataset({ params, services, caller }) {
-    const { dataset, owner } = await services.datasets.get(caller, params.account!, params.dataset!);
-    return jsonResponse(200, datasetView(dataset, owner));
+  async getDataset(ctx) {
+    allowQueryParams(ctx.req, ['verbose']);
+    const { dataset, owner } = await ctx.services.datasets.get(ctx.caller, ctx.params.account!, ctx.params.dataset!);
+    return jsonResponse(200, await view(ctx, dataset, owner, flagParam(ctx.req, 'verbose')));
   },
 
   async updateDataset({ req, params, services, caller }) {
@@ -75,9 +145,13 @@ export const datasetOperations: Operations = {
     return { status: 204, headers: {} };
   },
 
-  async getPrefixes({ params, services, caller }) {
+  /** Local prefixes; `?scope=global` the instance's global ones instead. */
+  async getPrefixes({ req, params, services, caller }) {
+    allowQueryParams(req, ['scope']);
+    const scope = validate(z.enum(['local', 'global'], 'scope: must be "local" or "global"').optional(), singleQueryParam(req, 'scope') ?? undefined);
     const { dataset } = await services.datasets.get(caller, params.account!, params.dataset!);
-    return jsonResponse(200, dataset.prefixes.map((p) => ({ ...p, scope: 'local' })));
+    if (scope === 'global') return jsonResponse(200, GLOBAL_PREFIXES.map((p) => ({ ...p, scope: 'global' })));
+    return jsonResponse(200, prefixList(dataset));
   },
 
   async updatePrefixes({ req, params, services, caller }) {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ACCESS_LEVELS } from '../../domain/datasets/datasets.js';
-import { ValidationError } from '../../domain/shared/errors.js';
+import { ServiceUnavailableError, ValidationError } from '../../domain/shared/errors.js';
+import { QueryExtras } from '../../domain/queries/query-extras.js';
+import { allowQueryParams } from '../query-params.js';
 import { parsePageRequest } from '../../domain/shared/paging.js';
 import { annotatedText, savedQueryView } from '../../domain/queries/saved-queries.js';
 import { type Found, MAX_RUN_PAGE_SIZE, DEFAULT_RUN_PAGE_SIZE, QueryMovedError, type QueryValues } from '../../domain/queries/saved-query-service.js';
@@ -48,9 +50,40 @@ const MetaBody = CreateBody.pick({ name: true, displayName: true, description: t
 
 const queryUrl = (ctx: OperationContext, found: Found) => `${ctx.apiUrl}/queries/${found.owner.accountName}/${found.query.name}`;
 
-async function view(ctx: OperationContext, found: Found) {
-  const endpoint = ctx.services.savedQueries.endpointOf(found, ctx.apiUrl, await ctx.services.savedQueries.serviceName(found));
-  return savedQueryView(found.query, found.version, found.owner, found.dataset, { query: queryUrl(ctx, found), endpoint });
+const extras = (ctx: OperationContext) => new QueryExtras(ctx.services.platform, ctx.services.access);
+
+/** A query's view; `full` (one query, not a listing) adds its versions and how its last run went. */
+async function view(ctx: OperationContext, found: Found, full = false) {
+  const serviceName = await ctx.services.savedQueries.serviceName(found);
+  const endpoint = ctx.services.savedQueries.endpointOf(found, ctx.apiUrl, serviceName);
+  const v = savedQueryView(found.query, found.version, found.owner, found.dataset, { query: queryUrl(ctx, found), endpoint });
+  const record = serviceName && found.dataset ? await ctx.services.platform.store.getService(found.dataset.dataset.id, serviceName) : null;
+  v.serviceConfig = {
+    type: found.query.serviceType,
+    service: record ? { id: record.id, name: record.name, type: record.type } : found.query.serviceType === 'speedy' && found.dataset ? { id: found.dataset.dataset.id, name: 'sparql', type: 'speedy' } : undefined,
+  };
+  if (full) {
+    const x = extras(ctx);
+    const [versionsInformation, executionStats] = await Promise.all([x.versionsInformation(found.query), x.executionStats(found.query.id)]);
+    v.versionsInformation = versionsInformation;
+    v.executionStats = executionStats ?? { status: 'No information' };
+  }
+  return v;
+}
+
+/** Records how a run went (best effort: a failed write never fails the run). */
+async function recordRun(ctx: OperationContext, queryId: string, started: number, outcome: { resultCount?: number; error?: Error }) {
+  const clock = ctx.services.platform.clock;
+  const err = outcome.error;
+  await extras(ctx)
+    .recordExecution(queryId, {
+      executedAt: new Date(started).toISOString(),
+      executionTimeInMs: Math.max(0, clock.now().getTime() - started),
+      resultCount: outcome.resultCount,
+      status: err ? (err instanceof ValidationError ? 'Parsing error' : err instanceof ServiceUnavailableError ? 'No suitable service' : 'Service error') : 'Success',
+      errorMessage: err ? err.message.slice(0, 500) : undefined,
+    })
+    .catch((e: Error) => ctx.services.logger.warn('query statistics not recorded', { queryId, error: e.message }));
 }
 
 const versionParam = (ctx: OperationContext): number | undefined => {
@@ -130,7 +163,15 @@ async function run(ctx: OperationContext): Promise<HttpResponse> {
   if (ctx.req.method === 'POST') return jsonResponse(200, await savedQueries.runUpdate(ctx.caller, found, request, ctx.apiUrl));
   if (form === 'update') throw new ValidationError('This saved query is an update; run it with POST.');
   const format = runFormat(ctx, form);
-  const result = await savedQueries.run(ctx.caller, found, request, format?.engineFormat ?? 'application/n-triples');
+  const started = ctx.services.platform.clock.now().getTime();
+  let result: Awaited<ReturnType<typeof savedQueries.run>>;
+  try {
+    result = await savedQueries.run(ctx.caller, found, request, format?.engineFormat ?? 'application/n-triples');
+  } catch (e) {
+    await recordRun(ctx, found.query.id, started, { error: e as Error });
+    throw e;
+  }
+  await recordRun(ctx, found.query.id, started, { resultCount: result.kind === 'graph' ? undefined : (result.results.results?.bindings.length ?? (result.results.boolean === undefined ? 0 : 1)) });
   const links = pageLinks(ctx, paging.page, result.hasMore);
   if (result.kind === 'graph') {
     return { status: 200, headers: { 'content-type': `${format!.mediaTypes[0]}; charset=utf-8`, ...links }, body: result.body };
@@ -143,12 +184,14 @@ async function run(ctx: OperationContext): Promise<HttpResponse> {
 
 export const queryOperations: Operations = {
   async listQueries(ctx) {
+    allowQueryParams(ctx.req, ['limit', 'after']);
     const page = parsePageRequest(singleQueryParam(ctx.req, 'limit'), singleQueryParam(ctx.req, 'after'));
     const result = await ctx.services.savedQueries.list(ctx.caller, null, page);
     return jsonResponse(200, await Promise.all(result.items.map((f) => view(ctx, f))), nextLink(ctx.req, ctx.apiUrl, result.next));
   },
 
   async listAccountQueries(ctx) {
+    allowQueryParams(ctx.req, ['limit', 'after']);
     const page = parsePageRequest(singleQueryParam(ctx.req, 'limit'), singleQueryParam(ctx.req, 'after'));
     const result = await ctx.services.savedQueries.list(ctx.caller, ctx.params.account!, page);
     return jsonResponse(200, await Promise.all(result.items.map((f) => view(ctx, f))), nextLink(ctx.req, ctx.apiUrl, result.next));
@@ -166,7 +209,7 @@ export const queryOperations: Operations = {
       serviceType: body.serviceConfig?.type as string | undefined,
       variables: body.variables?.map((v) => ({ ...v, required: v.required ?? false, allowedValues: v.allowedValues ?? [] })),
     });
-    return jsonResponse(201, await view(ctx, found));
+    return jsonResponse(201, await view(ctx, found, true));
   },
 
   getQuery: followRenames(async (ctx) => {
@@ -175,7 +218,7 @@ export const queryOperations: Operations = {
       const endpoint = ctx.services.savedQueries.endpointOf(found, ctx.apiUrl, await ctx.services.savedQueries.serviceName(found));
       return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: annotatedText(found.query.description, endpoint, found.version.query) };
     }
-    return jsonResponse(200, await view(ctx, found));
+    return jsonResponse(200, await view(ctx, found, true));
   }),
 
   addQueryVersion: followRenames(async (ctx) => {
@@ -188,7 +231,8 @@ export const queryOperations: Operations = {
       settings: body.renderConfig?.settings,
       variables: body.variables?.map((v) => ({ ...v, required: v.required ?? false, allowedValues: v.allowedValues ?? [] })),
     });
-    return jsonResponse(201, await view(ctx, found));
+    // TriplyDB answers a new version with 200 (the query exists already).
+    return jsonResponse(200, await view(ctx, found, true));
   }),
 
   updateQuery: followRenames(async (ctx) => {
@@ -197,7 +241,16 @@ export const queryOperations: Operations = {
       ...body,
       serviceType: body.serviceConfig?.type as string | undefined,
     });
-    return jsonResponse(200, await view(ctx, found));
+    return jsonResponse(200, await view(ctx, found, true));
+  }),
+
+  /** `POST …/chown {toAccount}`: moves the query (a new id; its versions go with it). */
+  chownQuery: followRenames(async (ctx) => {
+    const body = parseJsonBody(ctx.req, z.object({ toAccount: z.string('is required').max(40, 'an account name has at most 40 characters') }));
+    const found = await ctx.services.savedQueries.get(ctx.caller, ctx.params.account!, ctx.params.query!);
+    const moved = await extras(ctx).chown(ctx.caller, found.query, found.owner, body.toAccount);
+    const again = await ctx.services.savedQueries.get(ctx.caller, moved.owner.accountName, moved.query.name);
+    return jsonResponse(200, await view(ctx, again, true));
   }),
 
   deleteQuery: followRenames(async (ctx) => {

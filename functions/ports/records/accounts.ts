@@ -41,6 +41,15 @@ export interface AccountRecord {
   /** Organisations only. */
   parentUid?: string;
   customRoles?: CustomRole[];
+  /** Items shown on the account's page, in order (ids; resolved and filtered by who looks). */
+  pinnedItems?: PinnedItem[];
+  /** When an avatar was last set (its blob is `avatars/a/<uid>` in the data bucket). */
+  avatarUpdatedAt?: string;
+}
+
+export interface PinnedItem {
+  type: 'Dataset' | 'Query' | 'Story';
+  id: string;
 }
 
 export interface MembershipRecord {

@@ -52,6 +52,8 @@ export interface DatasetRecord {
    */
   defaultGraphName?: string;
   lastGraphsUpdateTime?: string;
+  /** When an avatar was last set (its blob is `avatars/d/<id>` in the data bucket). */
+  avatarUpdatedAt?: string;
   /** Incremented on every write; writes are conditional on it so concurrent changes never interleave. */
   revision: number;
 }

@@ -1,0 +1,18 @@
+import { ValidationError } from '../domain/shared/errors.js';
+import type { HttpRequest } from './types.js';
+
+/**
+ * Refuses query parameters a route does not know (a filter silently ignored hands back the wrong
+ * list): 400 naming the first unknown one and the ones the route takes.
+ */
+export function allowQueryParams(req: HttpRequest, allowed: readonly string[]): void {
+  for (const name of new Set(req.query.keys())) {
+    if (!allowed.includes(name)) {
+      const known = allowed.length ? `this route takes ${allowed.join(', ')}` : 'this route takes none';
+      throw new ValidationError(`${name.slice(0, 64)}: unknown query parameter; ${known}.`);
+    }
+  }
+}
+
+/** A flag parameter such as `verbose`: present (any value but "false") means on. */
+export const flagParam = (req: HttpRequest, name: string): boolean => req.query.has(name) && req.query.get(name) !== 'false';
