@@ -20,14 +20,14 @@ const element = z.object({
   width: z.enum(['fullWidth', 'default']).optional(),
   height: z.enum(['small', 'medium', 'large']).optional(),
 });
-const StoryBody = z.object({
+export const StoryBody = z.object({
   name: z.string('is required').max(40, 'at most 40 characters'),
   displayName: z.string().max(256).optional(),
   accessLevel: z.enum(ACCESS_LEVELS, 'must be "public", "internal" or "private"').optional(),
   content: z.array(element).max(200).optional(),
 });
-const StoryPatch = StoryBody.partial();
-const ToAccountBody = z.object({ toAccount: z.string('is required').max(40, 'an account name has at most 40 characters') });
+export const StoryPatch = StoryBody.partial();
+export const ToAccountBody = z.object({ toAccount: z.string('is required').max(40, 'an account name has at most 40 characters') });
 
 const MAX_AVATAR_BYTES = 2 * 1024 * 1024;
 
@@ -45,8 +45,13 @@ function listOptions(ctx: OperationContext) {
 }
 
 async function list(ctx: OperationContext, account: string | null) {
-  const stories = await storiesOf(ctx.services).list(ctx.caller, account, listOptions(ctx));
-  return jsonResponse(200, await Promise.all(stories.map((s) => fullStoryView(ctx.services, ctx.caller, s.story, s.owner, ctx.apiUrl))));
+  const options = listOptions(ctx);
+  const stories = await storiesOf(ctx.services).list(ctx.caller, account, options);
+  // A full page may have a next one (the TriplyDB client follows `Link: rel="next"`, absolute).
+  const next = new URLSearchParams(ctx.req.query);
+  next.set('offset', String(options.offset + options.limit));
+  const link = stories.length === options.limit ? { link: `<${ctx.apiUrl}${ctx.req.path}?${next.toString()}>; rel="next"` } : undefined;
+  return jsonResponse(200, await Promise.all(stories.map((s) => fullStoryView(ctx.services, ctx.caller, s.story, s.owner, ctx.apiUrl))), link);
 }
 
 export const storyOperations: Operations = {
