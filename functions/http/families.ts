@@ -8,6 +8,7 @@ import { exportOperations } from './routes/data/exports.js';
 import { graphOperations } from './routes/data/graphs.js';
 import { importOperations } from './routes/data/imports.js';
 import { infoOperations } from './routes/info.js';
+import { openApiOperations } from './routes/openapi.js';
 import { searchOperations } from './routes/search.js';
 import { queryOperations } from './routes/queries.js';
 import { flowOperations } from './routes/flows/flows.js';
@@ -20,7 +21,8 @@ import { datasetHookOperations } from './routes/dataset-hooks.js';
 
 /** The operations each family's function serves; the route table names them. */
 export const FAMILY_OPERATIONS: Record<Family, Operations> = {
-  info: infoOperations,
+  // The OpenAPI document (generated from the route table) is served beside the instance's info.
+  info: { ...infoOperations, ...openApiOperations },
   auth: authOperations,
   accounts: accountOperations,
   // Stories, avatars and dataset webhooks: the data bucket (RW) and the table this family has.

@@ -202,6 +202,7 @@ const FLOW_ROUTES: RouteSpec[] = [
 
 export const ROUTES: readonly RouteSpec[] = [
   route('GET', '/info', 'info', 'getInfo'),
+  route('GET', '/openapi.json', 'info', 'getOpenApi'),
 
   route('GET', '/me', 'auth', 'getMe'),
   route('PATCH', '/me', 'accounts', 'updateMe'),

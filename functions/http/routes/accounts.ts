@@ -26,7 +26,7 @@ const text = (max: number) => z.string().max(max, `at most ${max} characters`);
 const accountNameRef = (message?: string) => z.string(message).max(40, 'an account name has at most 40 characters');
 const email = z.email('must be an e-mail address').max(254);
 
-const NewAccountBody = z.object({
+export const NewAccountBody = z.object({
   type: z.enum(['user', 'org'], 'must be "user" or "org"'),
   accountName: z.string('is required'),
   name: text(256).optional(),
@@ -37,9 +37,9 @@ const NewAccountBody = z.object({
   parent: accountNameRef().optional(),
 });
 
-const NewOrgBody = NewAccountBody.omit({ type: true, password: true, isAdmin: true });
+export const NewOrgBody = NewAccountBody.omit({ type: true, password: true, isAdmin: true });
 
-const AccountPatchBody = z.object({
+export const AccountPatchBody = z.object({
   accountName: z.string().optional(),
   name: text(256).optional(),
   email: email.optional(),
@@ -55,12 +55,12 @@ const AccountPatchBody = z.object({
     .optional(),
 });
 
-const MemberBody = z.object({ accountName: accountNameRef('is required'), role: z.string('is required').max(40) });
-const RoleChangeBody = z.object({ role: z.string('is required').max(40) });
+export const MemberBody = z.object({ accountName: accountNameRef('is required'), role: z.string('is required').max(40) });
+export const RoleChangeBody = z.object({ role: z.string('is required').max(40) });
 const permissionList = z.array(z.enum(PERMISSIONS, `must be one of ${PERMISSIONS.join(', ')}`)).max(PERMISSIONS.length);
-const RoleBody = z.object({ name: z.string('is required'), permissions: permissionList });
-const RolePatchBody = z.object({ permissions: permissionList });
-const TokenBody = z.object({ description: text(256).default(''), readOnly: z.boolean().default(false) });
+export const RoleBody = z.object({ name: z.string('is required'), permissions: permissionList });
+export const RolePatchBody = z.object({ permissions: permissionList });
+export const TokenBody = z.object({ description: text(256).default(''), readOnly: z.boolean().default(false) });
 
 /** Email and admin details only for the account itself and administrators. */
 const canSeePrivate = (caller: Caller | null, account: AccountRecord) => !!caller && (caller.isAdmin || caller.uid === account.uid);

@@ -10,7 +10,7 @@ import { resolvePins } from '../../domain/stories/pins.js';
 import { accountExtras } from './account-extras.js';
 import { pinResolver } from './showcase.js';
 
-const LoginBody = z.object({
+export const LoginBody = z.object({
   accountName: z.string('is required').min(1, 'is required').max(40, 'an account name has at most 40 characters'),
   password: z.string('is required').min(1, 'is required').max(256, 'at most 256 characters'),
 });

@@ -7,13 +7,13 @@ import { jsonResponse } from '../errors.js';
 import { allowQueryParams } from '../query-params.js';
 import { parseJsonBody, singleQueryParam } from '../request.js';
 
-const HookBody = z.object({
+export const HookBody = z.object({
   url: z.string('is required').max(2048, 'at most 2048 characters'),
   active: z.boolean('must be true or false').default(true),
   payloadFormat: z.enum(['JSON', 'formEncoded'], 'must be "JSON" or "formEncoded"').default('JSON'),
   onEvents: z.object({ graphImport: z.boolean().optional(), linkedDataUpload: z.boolean().optional(), fileUpload: z.boolean().optional() }).strict().default({ graphImport: true }),
 });
-const HookPatch = z.object({
+export const HookPatch = z.object({
   url: z.string().max(2048).optional(),
   active: z.boolean().optional(),
   payloadFormat: z.enum(['JSON', 'formEncoded']).optional(),

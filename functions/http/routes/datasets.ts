@@ -16,7 +16,7 @@ const license = z.enum(LICENSES, `must be one of ${LICENSES.join(', ')}`);
 const prefix = z.object({ prefixLabel: z.string('is required'), iri: z.string('is required') });
 
 /** Unknown fields are ignored: the TriplyDB client sends whole dataset objects here. */
-const NewDatasetBody = z.object({
+export const NewDatasetBody = z.object({
   name: z.string('is required'),
   displayName: text(256).optional(),
   description: text(10_000).optional(),
@@ -25,7 +25,7 @@ const NewDatasetBody = z.object({
   prefixes: z.union([z.array(prefix), z.record(z.string(), z.string())]).optional(),
 });
 
-const DatasetPatchBody = z.object({
+export const DatasetPatchBody = z.object({
   name: z.string().optional(),
   displayName: text(256).optional(),
   description: text(10_000).optional(),
@@ -35,7 +35,7 @@ const DatasetPatchBody = z.object({
   tags: z.array(text(64)).max(50).optional(),
 });
 
-const PrefixesBody = z.union([z.array(prefix).max(500), z.record(z.string(), z.string())]);
+export const PrefixesBody = z.union([z.array(prefix).max(500), z.record(z.string(), z.string())]);
 
 /** Prefixes come as TriplyDB's array or as a plain `{label: iri}` map. */
 const toPrefixList = (p: z.infer<typeof PrefixesBody>) =>

@@ -16,7 +16,7 @@ import type { HttpResponse } from '../types.js';
  * body also has `message`, as the platform's other routes.
  */
 
-const Body = z.object({
+export const Body = z.object({
   query: z.string('is required: the GraphQL document'),
   variables: z.record(z.string(), z.unknown()).nullish(),
   operationName: z.string().nullish(),

@@ -32,7 +32,7 @@ const requestConfig = z.object({
 const renderConfig = z.object({ output: z.string().max(100).optional(), settings: z.record(z.string(), z.unknown()).optional() }).optional();
 const serviceConfig = z.object({ type: z.string().optional() }).loose().optional();
 
-const CreateBody = z.object({
+export const CreateBody = z.object({
   name: z.string('is required'),
   displayName: z.string().max(256).optional(),
   description: z.string().max(10_000).optional(),
@@ -44,9 +44,9 @@ const CreateBody = z.object({
   renderConfig,
   variables: z.array(variable).optional(),
 });
-const VersionBody = z.object({ requestConfig, renderConfig, variables: z.array(variable).optional() });
+export const VersionBody = z.object({ requestConfig, renderConfig, variables: z.array(variable).optional() });
 /** Metadata only: the fields of a new query that are not versioned, all optional. */
-const MetaBody = CreateBody.pick({ name: true, displayName: true, description: true, accessLevel: true, dataset: true, tags: true, serviceConfig: true }).partial();
+export const MetaBody = CreateBody.pick({ name: true, displayName: true, description: true, accessLevel: true, dataset: true, tags: true, serviceConfig: true }).partial();
 
 const queryUrl = (ctx: OperationContext, found: Found) => `${ctx.apiUrl}/queries/${found.owner.accountName}/${found.query.name}`;
 

@@ -7,14 +7,14 @@ import { parseJsonBody } from '../request.js';
 import { chooseFormat } from '../negotiation.js';
 import { readSparqlRequest, type SparqlRequest } from '../sparql-protocol.js';
 
-const CreateBody = z.object({
+export const CreateBody = z.object({
   name: z.string('is required'),
   type: z.string().optional(),
   config: z.object({ reasonerType: z.string().optional(), reasoner: z.string().optional() }).loose().optional(),
 });
 
 /** TriplyDB's actions; V1 clients sent `recreate` for a sync. */
-const ActionBody = z.object({
+export const ActionBody = z.object({
   sync: z.boolean().optional(),
   recreate: z.boolean().optional(),
   start: z.boolean().optional(),
@@ -22,7 +22,7 @@ const ActionBody = z.object({
   stop: z.boolean().optional(),
 });
 
-const RenameBody = z.object({ name: z.string('is required') });
+export const RenameBody = z.object({ name: z.string('is required') });
 
 const datasetUrl = (ctx: OperationContext) => `${ctx.apiUrl}/datasets/${ctx.params.account}/${ctx.params.dataset}`;
 

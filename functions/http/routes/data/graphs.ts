@@ -5,7 +5,7 @@ import type { Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam } from '../../request.js';
 
-const RenameBody = z.object({ graphName: z.string('is required') });
+export const RenameBody = z.object({ graphName: z.string('is required') });
 
 export const graphOperations: Operations = {
   async listGraphs({ req, params, services, caller, apiUrl }) {

@@ -10,7 +10,7 @@ import { bufferBody, fromWebResponse, isMultipart, receiveMultipart, toWebReques
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 
 /** Unknown fields are ignored: the TriplyDB client and CLI send their whole defaults object. */
-const JobBody = z.object({
+export const JobBody = z.object({
   type: z.enum(['upload', 'download'], 'must be "upload" or "download"').optional(),
   defaultGraphName: z.string().optional(),
   baseIRI: z.string().optional(),

@@ -10,11 +10,11 @@ import { jsonResponse } from '../../errors.js';
 import { storedFileResponse } from '../../stored-files.js';
 import { MAX_JSON_BODY_BYTES, nextLink, parseJsonBody } from '../../request.js';
 
-const SwitchesBody = z.object({ flowsEnabled: z.boolean().optional(), sparqlUpdateTaskEnabled: z.boolean().optional() }).strict();
-const CopyBody = z.object({ account: z.string().optional(), id: z.string().optional(), name: z.string().optional() }).strict();
-const MoveBody = z.object({ account: z.string('give the name of the account the flow goes to') }).strict();
-const PresetBody = z.object({ values: z.record(z.string(), z.string()).optional(), default: z.boolean().optional() }).strict();
-const MaskedValueBody = z.object({ value: z.string('give the value as text').max(10_000) }).strict();
+export const SwitchesBody = z.object({ flowsEnabled: z.boolean().optional(), sparqlUpdateTaskEnabled: z.boolean().optional() }).strict();
+export const CopyBody = z.object({ account: z.string().optional(), id: z.string().optional(), name: z.string().optional() }).strict();
+export const MoveBody = z.object({ account: z.string('give the name of the account the flow goes to') }).strict();
+export const PresetBody = z.object({ values: z.record(z.string(), z.string()).optional(), default: z.boolean().optional() }).strict();
+export const MaskedValueBody = z.object({ value: z.string('give the value as text').max(10_000) }).strict();
 
 const flowUrl = (ctx: OperationContext, owner: AccountRecord, flow: FlowRecord) =>
   `${ctx.apiUrl}/flows/blueprints/${encodeURIComponent(owner.accountName)}/${encodeURIComponent(flow.flowId)}`;

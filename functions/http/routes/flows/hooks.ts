@@ -4,7 +4,7 @@ import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { parseJsonBody } from '../../request.js';
 
-const HookBody = z
+export const HookBody = z
   .object({
     label: z.string().optional(),
     enabled: z.boolean().optional(),

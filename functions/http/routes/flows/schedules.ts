@@ -5,7 +5,7 @@ import { jsonResponse } from '../../errors.js';
 import { parseJsonBody } from '../../request.js';
 
 /** Field types here; the rules (label length, recurrence shapes, time zones, values) in the domain. */
-const ScheduleBody = z
+export const ScheduleBody = z
   .object({
     label: z.string('give the label as text').optional(),
     recurrence: z.record(z.string(), z.unknown(), 'give an object such as {"every": "day", "at": "02:30"}').optional(),

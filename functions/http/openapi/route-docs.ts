@@ -1,0 +1,158 @@
+/**
+ * What the route table does not say about an operation, for the OpenAPI document: a summary, the
+ * zod schema its JSON body is checked with (named by module and export, so the routes keep their
+ * schemas beside their handlers), and its answers. An operation without an entry still appears in
+ * the document (generator.ts), with a generic answer: new routes show up on their own.
+ */
+import type { z } from 'zod';
+import * as accounts from '../routes/accounts.js';
+import * as auth from '../routes/auth.js';
+import * as datasetHooks from '../routes/dataset-hooks.js';
+import * as datasets from '../routes/datasets.js';
+import * as flows from '../routes/flows/flows.js';
+import * as flowHooks from '../routes/flows/hooks.js';
+import * as schedules from '../routes/flows/schedules.js';
+import * as graphql from '../routes/graphql.js';
+import * as graphs from '../routes/data/graphs.js';
+import * as imports from '../routes/data/imports.js';
+import * as queries from '../routes/queries.js';
+import * as services from '../routes/services.js';
+import * as stories from '../routes/stories.js';
+import * as R from './response-schemas.js';
+
+/** The route modules whose exported body schemas the docs name. */
+export const SCHEMA_MODULES = { accounts, auth, datasetHooks, datasets, flows, flowHooks, schedules, graphql, graphs, imports, queries, services, stories } as const;
+export type SchemaModule = keyof typeof SCHEMA_MODULES;
+
+/** One answer: a JSON view (schema), an empty answer, or a body of another media type (`media`). */
+export interface AnswerDoc {
+  description: string;
+  schema?: z.ZodType;
+  /** Media types of a non-JSON body (RDF, SPARQL results, files); `*\/*` when it depends on Accept. */
+  media?: string[];
+  empty?: true;
+}
+
+export interface OperationDoc {
+  summary: string;
+  /** The JSON body's schema: `[module, export]` of a route module. */
+  body?: readonly [SchemaModule, string];
+  /** Body media types of streamed or non-JSON requests. */
+  bodyMedia?: string[];
+  /** Status code (or `2XX`) to answer. */
+  answers: Record<string, AnswerDoc>;
+  /** Query parameters the operation reads. */
+  query?: string[];
+}
+
+const ok = (schema: z.ZodType, description = 'OK'): AnswerDoc => ({ description, schema });
+const list = (item: z.ZodType, description = 'A page of the list; a Link header names the next page.'): AnswerDoc => ({ description, schema: R.listOf(item) });
+const none = (description = 'Done; no content.'): AnswerDoc => ({ description, empty: true });
+const any = (description: string, media = ['*/*']): AnswerDoc => ({ description, media });
+
+const RDF = ['application/n-triples', 'application/n-quads', 'text/turtle', 'application/trig', 'application/ld+json', 'application/rdf+xml', '*/*'];
+const SPARQL_RESULTS = ['application/sparql-results+json', 'application/sparql-results+xml', 'text/csv', 'text/tab-separated-values', ...RDF];
+const UPLOAD_MEDIA = ['multipart/form-data', 'application/offset+octet-stream', 'application/octet-stream'];
+const PAGED = ['limit', 'offset', 'since'];
+
+export const OPERATION_DOCS: Record<string, OperationDoc> = {
+  getInfo: { summary: 'The instance: API and console URLs, version, feature toggles, enabled services.', answers: { 200: ok(R.InfoView) } },
+  getOpenApi: { summary: 'This OpenAPI 3.1 document, generated from the route table.', answers: { 200: any('The document.', ['application/json']) } },
+
+  getMe: { summary: 'The signed-in account (session or token).', answers: { 200: ok(R.AccountView) } },
+  login: { summary: 'Signs in with account name (or email) and password: sets the session cookie and answers the CSRF token.', body: ['auth', 'LoginBody'], answers: { '2XX': any('Signed in.', ['application/json']) } },
+  logout: { summary: 'Ends the session.', answers: { 204: none() } },
+
+  listAccounts: { summary: 'Accounts, filtered by q and type.', query: ['q', 'type', ...PAGED], answers: { 200: list(R.AccountView) } },
+  createAccount: { summary: 'Creates a user (administrators) or an organisation (any user, who becomes its owner).', body: ['accounts', 'NewAccountBody'], answers: { 201: ok(R.AccountView) } },
+  getAccount: { summary: 'One account.', query: ['verbose'], answers: { 200: ok(R.AccountView) } },
+  updateAccount: { summary: 'Changes an account.', body: ['accounts', 'AccountPatchBody'], answers: { 200: ok(R.AccountView) } },
+  deleteAccount: { summary: 'Deletes an account and what it owns.', answers: { 204: none() } },
+  listOrganizationsOfUser: { summary: 'The organisations a user is a member of.', answers: { 200: list(R.AccountView) } },
+  createOrganizationForUser: { summary: 'Creates an organisation owned by the user.', body: ['accounts', 'NewOrgBody'], answers: { 201: ok(R.AccountView) } },
+  listMembers: { summary: 'Members of an organisation.', answers: { 200: list(R.MembershipView) } },
+  addMember: { summary: 'Adds a member with a role.', body: ['accounts', 'MemberBody'], answers: { 201: ok(R.MembershipView) } },
+  getMember: { summary: 'One member.', answers: { 200: ok(R.MembershipView) } },
+  updateMember: { summary: "Changes a member's role.", body: ['accounts', 'RoleChangeBody'], answers: { '2XX': ok(R.MembershipView) } },
+  removeMember: { summary: 'Removes a member.', answers: { 204: none() } },
+  listRoles: { summary: 'Roles of an organisation (built-in and custom).', answers: { 200: list(R.RoleView) } },
+  createRole: { summary: 'Creates a custom role.', body: ['accounts', 'RoleBody'], answers: { 201: ok(R.RoleView) } },
+  updateRole: { summary: "Changes a custom role's permissions.", body: ['accounts', 'RolePatchBody'], answers: { 200: ok(R.RoleView) } },
+  deleteRole: { summary: 'Deletes a custom role.', answers: { 204: none() } },
+  listTokens: { summary: "The account's API tokens (never their secrets).", answers: { 200: list(R.TokenView) } },
+  createToken: { summary: 'Creates an API token; the secret is in `token`, this once.', body: ['accounts', 'TokenBody'], answers: { 201: ok(R.TokenView) } },
+  deleteToken: { summary: 'Revokes a token.', answers: { 204: none() } },
+
+  listAllDatasets: { summary: 'Datasets the caller may read.', query: ['q', 'verbose', 'sortBy', 'sortDirection', ...PAGED], answers: { 200: list(R.DatasetView) } },
+  listAccountDatasets: { summary: "An account's datasets the caller may read.", query: ['q', 'verbose', 'sortBy', 'sortDirection', ...PAGED], answers: { 200: list(R.DatasetView) } },
+  createDataset: { summary: 'Creates a dataset.', body: ['datasets', 'NewDatasetBody'], answers: { 201: ok(R.DatasetView) } },
+  getDataset: { summary: 'One dataset.', answers: { 200: ok(R.DatasetView) } },
+  updateDataset: { summary: 'Changes a dataset (name, access level, metadata).', body: ['datasets', 'DatasetPatchBody'], answers: { 200: ok(R.DatasetView) } },
+  deleteDataset: { summary: 'Deletes a dataset, its graphs, assets and services.', answers: { 204: none() } },
+  updatePrefixes: { summary: "Adds or changes the dataset's prefixes.", body: ['datasets', 'PrefixesBody'], answers: { '2XX': any('The prefixes.', ['application/json']) } },
+
+  createJob: { summary: 'Creates an import job (JSON options), or imports the multipart files sent in one go.', bodyMedia: ['application/json', 'multipart/form-data'], answers: { '2XX': ok(R.JobView) } },
+  listJobs: { summary: "The dataset's import jobs.", answers: { 200: list(R.JobView) } },
+  getJob: { summary: 'One import job, with its progress.', answers: { 200: ok(R.JobView) } },
+  cancelJob: { summary: 'Cancels a job that has not finished.', answers: { '2XX': any('Canceled.', ['application/json']) } },
+  startJob: { summary: "Starts indexing the job's uploaded files.", answers: { '2XX': ok(R.JobView) } },
+  createJobUpload: { summary: 'Starts a tus upload of one file of the job.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.') } },
+  jobUpload: { summary: 'tus: offset (HEAD), a chunk (PATCH), or ends (DELETE) one upload of the job.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.') } },
+
+  listGraphs: { summary: "The dataset's graphs.", answers: { 200: list(R.GraphView) } },
+  deleteAllGraphs: { summary: 'Deletes every graph.', answers: { 204: none() } },
+  getGraph: { summary: 'One graph: its JSON description, or its statements in the RDF format asked for.', answers: { 200: { description: 'The graph.', schema: R.GraphView, media: RDF } } },
+  renameGraph: { summary: 'Renames a graph.', body: ['graphs', 'RenameBody'], answers: { '2XX': ok(R.GraphView) } },
+  deleteGraph: { summary: 'Deletes a graph.', answers: { 204: none() } },
+
+  listAssets: { summary: "The dataset's assets.", answers: { 200: list(R.AssetView) } },
+  uploadAsset: { summary: 'Uploads an asset or a new version (multipart).', bodyMedia: ['multipart/form-data'], answers: { '2XX': ok(R.AssetView) } },
+  assetUpload: { summary: 'tus upload of an asset.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.') } },
+  downloadAsset: { summary: "An asset's (latest or given) version.", answers: { '2XX': any('The file (206 for a Range).') } },
+  deleteAsset: { summary: 'Deletes an asset, or one of its versions.', answers: { '2XX': { description: 'Deleted (the asset, when a version was deleted).', schema: R.AssetView, empty: true } } },
+
+  listServices: { summary: "The dataset's services.", answers: { 200: list(R.ServiceView) } },
+  createService: { summary: 'Creates (and starts loading) a service.', body: ['services', 'CreateBody'], answers: { '2XX': ok(R.ServiceView) } },
+  getService: { summary: 'One service.', answers: { 200: ok(R.ServiceView) } },
+  serviceAction: { summary: 'Stops, starts, restarts or syncs a service.', body: ['services', 'ActionBody'], answers: { '2XX': ok(R.ServiceView) } },
+  renameService: { summary: 'Renames a service.', body: ['services', 'RenameBody'], answers: { '2XX': ok(R.ServiceView) } },
+  deleteService: { summary: 'Deletes a service.', answers: { 204: none() } },
+  serviceGraphs: { summary: 'The graphs a service has loaded.', answers: { 200: list(R.GraphView) } },
+  serviceSparql: { summary: 'SPARQL 1.1 protocol: query (GET or POST) or update (POST) through a service.', query: ['query', 'default-graph-uri', 'named-graph-uri'], bodyMedia: ['application/sparql-query', 'application/sparql-update', 'application/x-www-form-urlencoded'], answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
+  datasetSparql: { summary: 'SPARQL 1.1 protocol on the dataset itself: query, and update (changes the graphs).', query: ['query', 'default-graph-uri', 'named-graph-uri'], bodyMedia: ['application/sparql-query', 'application/sparql-update', 'application/x-www-form-urlencoded'], answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
+
+  graphql: { summary: 'GraphQL over the dataset (schema from its SHACL shapes).', query: ['query', 'variables', 'operationName'], body: ['graphql', 'Body'], answers: { 200: any('GraphQL result.', ['application/json', 'application/graphql-response+json']) } },
+
+  listQueries: { summary: 'Saved queries the caller may read.', query: ['q', ...PAGED], answers: { 200: list(R.QueryView) } },
+  listAccountQueries: { summary: "An account's saved queries.", query: ['q', ...PAGED], answers: { 200: list(R.QueryView) } },
+  createQuery: { summary: 'Saves a query.', body: ['queries', 'CreateBody'], answers: { 201: ok(R.QueryView) } },
+  getQuery: { summary: 'A saved query (latest or given version).', answers: { 200: ok(R.QueryView) } },
+  addQueryVersion: { summary: 'Adds a version of a saved query.', body: ['queries', 'VersionBody'], answers: { '2XX': ok(R.QueryView) } },
+  updateQuery: { summary: "Changes a saved query's metadata.", body: ['queries', 'MetaBody'], answers: { 200: ok(R.QueryView) } },
+  deleteQuery: { summary: 'Deletes a saved query.', answers: { 204: none() } },
+  queryText: { summary: 'The query text with its annotations.', answers: { 200: any('Text.', ['text/plain', 'application/sparql-query']) } },
+  runQuery: { summary: 'Runs a saved query (its variables as query parameters).', answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
+
+  setFlowSwitches: { summary: 'Turns flows features on or off (administrators).', body: ['flows', 'SwitchesBody'], answers: { 200: any('The switches.', ['application/json']) } },
+  copyFlow: { summary: 'Copies a flow.', body: ['flows', 'CopyBody'], answers: { 201: any('The copy.', ['application/json']) } },
+  moveFlow: { summary: 'Moves a flow to another account.', body: ['flows', 'MoveBody'], answers: { '2XX': any('The flow.', ['application/json']) } },
+  putPreset: { summary: 'Saves a preset of variables.', body: ['flows', 'PresetBody'], answers: { '2XX': any('The preset.', ['application/json']) } },
+  putMaskedValue: { summary: 'Stores a masked value.', body: ['flows', 'MaskedValueBody'], answers: { 204: none() } },
+  createHook: { summary: 'Creates a flow hook.', body: ['flowHooks', 'HookBody'], answers: { 201: any('The hook.', ['application/json']) } },
+  updateHook: { summary: 'Changes a flow hook.', body: ['flowHooks', 'HookBody'], answers: { 200: any('The hook.', ['application/json']) } },
+  createSchedule: { summary: 'Creates a flow schedule.', body: ['schedules', 'ScheduleBody'], answers: { 201: any('The schedule.', ['application/json']) } },
+  updateSchedule: { summary: 'Changes a flow schedule.', body: ['schedules', 'ScheduleBody'], answers: { 200: any('The schedule.', ['application/json']) } },
+  startRun: { summary: 'Starts a run of the flow.', answers: { 201: ok(R.RunView) } },
+  getRun: { summary: 'One run.', answers: { 200: ok(R.RunView) } },
+  listRuns: { summary: 'Runs.', query: ['flow', 'status', ...PAGED], answers: { 200: list(R.RunView) } },
+
+  createStory: { summary: 'Creates a story.', body: ['stories', 'StoryBody'], answers: { 201: any('The story.', ['application/json']) } },
+  updateStory: { summary: 'Changes a story.', body: ['stories', 'StoryPatch'], answers: { 200: any('The story.', ['application/json']) } },
+  copyStory: { summary: 'Copies a story to an account.', body: ['stories', 'ToAccountBody'], answers: { 201: any('The copy.', ['application/json']) } },
+  chownStory: { summary: 'Moves a story to an account.', body: ['stories', 'ToAccountBody'], answers: { '2XX': any('The story.', ['application/json']) } },
+  createDatasetHook: { summary: 'Creates a dataset webhook.', body: ['datasetHooks', 'HookBody'], answers: { 201: any('The webhook.', ['application/json']) } },
+  updateDatasetHook: { summary: 'Changes a dataset webhook.', body: ['datasetHooks', 'HookPatch'], answers: { 200: any('The webhook.', ['application/json']) } },
+
+  download: { summary: 'Every graph in one RDF file (format by extension or Accept; .gz compressed).', answers: { 200: any('RDF.', RDF) } },
+  describe: { summary: 'The statements about one resource.', query: ['resource'], answers: { 200: any('RDF.', RDF) } },
+};
