@@ -6,6 +6,9 @@ import { DatasetService } from '../domain/datasets/dataset-service.js';
 import { ExportService } from '../domain/data/export-service.js';
 import { GraphCatalog } from '../domain/data/graph-catalog.js';
 import { GraphService } from '../domain/data/graph-service.js';
+import { DatasetCopier } from '../domain/data/dataset-copy.js';
+import { JobAdmin } from '../domain/data/job-admin.js';
+import { StatementReader } from '../domain/data/statements.js';
 import { ImportService } from '../domain/data/import-service.js';
 import { SavedQueryService } from '../domain/queries/saved-query-service.js';
 import { FlowService } from '../domain/flows/blueprints/blueprint-service.js';
@@ -33,6 +36,7 @@ import type { Logger } from '../ports/logger.js';
 import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol/engine.js';
 import type { Platform, PlatformSettings } from '../domain/shared/platform.js';
 import type { Services } from '../http/api.js';
+import { StoryService } from '../domain/stories/story-service.js';
 
 /**
  * The ports whose adapters are the same in both runtimes (storage, tasks and uploads differ).
@@ -81,14 +85,19 @@ export function createServices(given: Omit<Platform, 'search'> & { search?: Plat
     await hooks.removeOfOwner(account.uid);
     await flows.removeAllOf(account.uid);
     await datasets.removeAllOf(account.uid);
+    await new StoryService(platform, access).removeAllOf(account.uid);
   });
+  const imports = new ImportService(platform, access, catalog);
   return {
     platform,
     access,
     auth,
     accounts,
     datasets,
-    imports: new ImportService(platform, access, catalog),
+    imports,
+    statements: new StatementReader(access, catalog),
+    datasetCopier: new DatasetCopier(platform, access, datasets, catalog),
+    jobAdmin: new JobAdmin(platform, access, imports),
     graphs: new GraphService(access, catalog),
     exports: new ExportService(access, catalog),
     assets: new AssetService(platform, access),
