@@ -53,7 +53,7 @@ export const DatasetView = z
 export const JobView = z
   .looseObject({
     jobId: text,
-    status: z.enum(['created', 'downloading', 'indexing', 'finished', 'canceled', 'error']),
+    status: z.enum(['created', 'downloading', 'pending', 'indexing', 'finished', 'canceled', 'error']),
     type: z.string().optional(),
     datasetId: optionalText,
     jobUrl: text,

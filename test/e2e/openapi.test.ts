@@ -1,0 +1,184 @@
+/**
+ * Our OpenAPI 3.1 document (GET /openapi.json): generated from the route table, valid by the
+ * OpenAPI 3.1 schema, complete (every route), and the platform's real answers match it along a
+ * broad scenario: accounts, datasets, imports, graphs, assets, services, queries, flows.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../../functions/http/route-table.js';
+import { OPERATION_DOCS } from '../../functions/http/openapi/route-docs.js';
+import { bodySchemaOf } from '../../functions/http/openapi/generator.js';
+import { OpenApiChecker, openApiProblems } from '../support/openapi.js';
+import { TestPlatform, type ApiResponse, type RequestOptions } from '../support/platform.js';
+import { waitForJob } from '../support/imports.js';
+import { waitForService } from '../support/services.js';
+
+let p: TestPlatform;
+let api: OpenApiChecker;
+
+beforeAll(async () => {
+  p = await TestPlatform.start();
+  api = await OpenApiChecker.load(p);
+});
+afterAll(async () => {
+  await p?.stop();
+});
+
+/** A request whose answer is checked against the document. */
+const call = (method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> => api.request(p, method, path, options);
+
+describe('GET /openapi.json', () => {
+  it('is public JSON that the OpenAPI 3.1 schema validates', async () => {
+    const res = await p.request('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(res.body.servers[0].url).toBe(p.url);
+    expect(await openApiProblems(res.body)).toEqual([]);
+  });
+
+  it('has every route of the route table, with its path parameters and family', async () => {
+    const missing: string[] = [];
+    for (const route of ROUTES) {
+      const op = api.document.paths[route.path]?.[route.method.toLowerCase()];
+      if (!op) {
+        missing.push(`${route.method} ${route.path}`);
+        continue;
+      }
+      expect(op['x-family']).toBe(route.family);
+      expect(op['x-operation']).toBe(route.operation);
+      const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      expect(op.parameters.filter((x: any) => x.in === 'path').map((x: any) => x.name)).toEqual(params);
+    }
+    expect(missing).toEqual([]);
+    const operations = Object.values(api.document.paths).flatMap((methods: any) => Object.values(methods));
+    expect(operations).toHaveLength(ROUTES.length);
+    expect(new Set(operations.map((o: any) => o.operationId)).size).toBe(ROUTES.length);
+  });
+
+  it('describes request bodies with the schemas the routes validate with', async () => {
+    const unresolved = Object.entries(OPERATION_DOCS)
+      .filter(([, doc]) => doc.body && !bodySchemaOf(doc.body))
+      .map(([op, doc]) => `${op}: ${doc.body!.join('.')}`);
+    expect(unresolved).toEqual([]);
+    const create = api.document.paths['/accounts'].post.requestBody.content['application/json'].schema;
+    expect(create.properties).toHaveProperty('accountName');
+    expect(api.document.paths['/datasets/{account}'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('accessLevel');
+    expect(api.document.paths['/login'].post.requestBody.content['application/json'].schema.required).toEqual(['accountName', 'password']);
+  });
+
+  it('lets the checker tell a wrong answer from a right one', () => {
+    const json = new Headers({ 'content-type': 'application/json' });
+    expect(api.problems('GET', '/datasets/a/b', { status: 200, headers: json, text: '{"name":"b"}' })[0]).toMatch(/must have required property/);
+    expect(api.problems('GET', '/datasets/a/b', { status: 404, headers: json, text: '{"error":"x"}' })[0]).toMatch(/message/);
+    expect(api.problems('GET', '/datasets/a/b', { status: 302, headers: json, text: '' })[0]).toMatch(/status is not documented/);
+    expect(api.problems('DELETE', '/datasets/a/b', { status: 204, headers: new Headers(), text: '' })).toEqual([]);
+  });
+
+  it('refuses a query parameter it does not know', async () => {
+    const res = await p.request('GET', '/openapi.json?format=yaml');
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/format: unknown query parameter/);
+  });
+});
+
+describe('real answers match the document', () => {
+  it('walks accounts, datasets, imports, graphs, assets, services, queries and flows', async () => {
+    const admin = p.adminToken;
+    // Accounts, tokens, organisations, members, roles.
+    expect((await call('POST', '/accounts', { token: admin, body: { type: 'user', accountName: 'walker', password: 'walker-password-123' } })).status).toBe(201);
+    const token = (await call('POST', '/accounts/walker/tokens', { token: admin, body: { description: 'walk' } })).body.token as string;
+    await call('GET', '/accounts/walker/tokens', { token });
+    await call('GET', '/me', { token });
+    await call('GET', '/me');
+    await call('GET', '/info');
+    await call('GET', '/accounts?q=walk', { token });
+    await call('GET', '/accounts/walker', { token });
+    await call('PATCH', '/accounts/walker', { token, body: { name: 'Walker' } });
+    expect((await call('POST', '/accounts', { token, body: { type: 'org', accountName: 'walkers' } })).status).toBe(201);
+    await call('GET', '/accounts/walkers/members', { token });
+    await call('GET', '/accounts/walkers/roles', { token });
+    await call('GET', '/accounts/walker/orgs', { token });
+    await call('POST', '/accounts', { token: admin, body: { type: 'user', accountName: 'stroller', password: 'stroller-password-123' } });
+    expect((await call('POST', '/accounts/walkers/members', { token, body: { accountName: 'stroller', role: 'member' } })).status).toBe(201);
+    await call('GET', '/accounts/walkers/members/stroller', { token });
+    await call('DELETE', '/accounts/walkers/members/stroller', { token });
+    // Sessions: login answers the CSRF token.
+    const login = await call('POST', '/login', { body: { accountName: 'walker', password: 'walker-password-123' } });
+    expect(login.body.csrfToken).toBeTruthy();
+    await call('POST', '/login', { body: { accountName: 'walker', password: 'wrong-password-123' } });
+
+    // Datasets.
+    const dataset = await call('POST', '/datasets/walker', { token, body: { name: 'walk', accessLevel: 'public' } });
+    expect(dataset.status).toBe(201);
+    await call('GET', '/datasets', { token });
+    await call('GET', '/datasets/walker');
+    await call('GET', '/datasets/walker/walk');
+    await call('PATCH', '/datasets/walker/walk', { token, body: { description: 'a walk' } });
+    await call('GET', '/datasets/walker/walk/prefixes');
+    await call('POST', '/datasets/walker/walk', { token, body: { name: 'bad name!' } });
+
+    // Imports and graphs.
+    const form = new FormData();
+    form.append('file', new Blob(['<http://e.org/a> <http://e.org/p> "x" .\n<http://e.org/b> <http://e.org/p> "y" .\n']), 'walk.nt');
+    const upload = await fetch(`${p.url}/datasets/walker/walk/jobs`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+    const uploaded = { status: upload.status, headers: upload.headers, text: await upload.text() };
+    api.check('POST', '/datasets/walker/walk/jobs', uploaded);
+    const job = await waitForJob(p, token, 'walker/walk', JSON.parse(uploaded.text).jobId);
+    expect(job.status).toBe('finished');
+    await call('GET', `/datasets/walker/walk/jobs/${job.jobId}`, { token });
+    await call('GET', '/datasets/walker/walk/jobs', { token });
+    const graphs = (await call('GET', '/datasets/walker/walk/graphs')).body;
+    await call('GET', `/datasets/walker/walk/graphs/${graphs[0].id}`);
+    await call('GET', '/datasets/walker/walk/download.nt');
+    await call('GET', '/datasets/walker/walk/describe?resource=http%3A%2F%2Fe.org%2Fa');
+
+    // Assets.
+    const assetForm = new FormData();
+    assetForm.append('file', new Blob(['hello']), 'hello.txt');
+    const asset = await fetch(`${p.url}/datasets/walker/walk/assets`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: assetForm });
+    api.check('POST', '/datasets/walker/walk/assets', { status: asset.status, headers: asset.headers, text: await asset.text() });
+    await call('GET', '/datasets/walker/walk/assets');
+
+    // Services and SPARQL.
+    expect((await call('POST', '/datasets/walker/walk/services', { token, body: { name: 'walk', type: 'virtuoso' } })).status).toBeLessThan(300);
+    await waitForService(p, token, 'walker/walk', 'walk');
+    await call('GET', '/datasets/walker/walk/services');
+    await call('GET', '/datasets/walker/walk/services/walk');
+    await call('GET', `/datasets/walker/walk/services/walk/sparql?query=${encodeURIComponent('SELECT * WHERE { ?s ?p ?o }')}`, { headers: { accept: 'application/sparql-results+json' } });
+    await call('GET', `/datasets/walker/walk/services/walk/sparql?query=${encodeURIComponent('SELEC nothing')}`);
+    await call('GET', `/datasets/walker/walk/sparql?query=${encodeURIComponent('ASK { ?s ?p ?o }')}`, { headers: { accept: 'application/sparql-results+json' } });
+
+    // Saved queries.
+    const query = { name: 'walk-q', accessLevel: 'public', dataset: dataset.body.id, requestConfig: { payload: { query: 'SELECT * WHERE { ?s ?p ?o }' } } };
+    expect((await call('POST', '/queries/walker', { token, body: query })).status).toBe(201);
+    await call('GET', '/queries/walker');
+    await call('GET', '/queries/walker/walk-q');
+    await call('GET', '/queries/walker/walk-q/text');
+    await call('GET', '/queries/walker/walk-q/run', { headers: { accept: 'application/sparql-results+json' } });
+    await call('PATCH', '/queries/walker/walk-q', { token, body: { description: 'walked' } });
+    await call('POST', '/queries/walker/walk-q', { token, body: { requestConfig: { payload: { query: 'SELECT ?s WHERE { ?s ?p ?o }' } } } });
+
+    // Flows (switched off by default: the refusal matches too) and runs.
+    await call('GET', '/admin/flows', { token: admin });
+    await call('GET', '/flows/blueprints/walker', { token });
+    await call('GET', '/flows/runs', { token });
+
+    // Refusals: not signed in, not allowed, not found, too large.
+    await call('POST', '/datasets/walker', { body: { name: 'nope' } });
+    await call('DELETE', '/datasets/walker/walk', { token: (await call('POST', '/accounts/stroller/tokens', { token: admin, body: {} })).body.token });
+    await call('GET', '/datasets/walker/never');
+    await call('GET', '/no/such/route');
+
+    // Removal.
+    await call('DELETE', '/datasets/walker/walk/services/walk', { token });
+    await call('DELETE', '/queries/walker/walk-q', { token });
+    await call('DELETE', `/datasets/walker/walk/graphs/${graphs[0].id}`, { token });
+    await call('DELETE', '/datasets/walker/walk', { token });
+    await call('POST', '/logout', { token });
+
+    // Every part of the scenario was seen (and checked).
+    expect(api.seen.size).toBeGreaterThan(50);
+    const families = new Set([...api.seen].map((s) => s.split(' ')[1]!.split('/')[1]));
+    expect([...families].sort()).toEqual(expect.arrayContaining(['accounts', 'admin', 'datasets', 'flows', 'info', 'login', 'me', 'queries']));
+  });
+});
