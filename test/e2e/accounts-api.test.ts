@@ -56,6 +56,11 @@ describe('accounts (issue 14)', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.message).toMatch(/colour: unknown query parameter/);
     expect((await p.request('GET', '/accounts/alice?sort=x')).status).toBe(400);
+    for (const path of ['/accounts/acme/members?x=1', '/accounts/acme/roles?x=1', '/accounts/alice/orgs?x=1', '/accounts/alice/tokens?x=1', '/me?x=1']) {
+      const res = await p.request('GET', path, { token: alice });
+      expect(res.status, path).toBe(400);
+      expect(res.body.message, path).toMatch(/^x: unknown query parameter/);
+    }
   });
 
   it('pin items the caller may see, shown only to those who may see them', async () => {

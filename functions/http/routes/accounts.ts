@@ -143,7 +143,8 @@ export const accountOperations: Operations = {
     return { status: 204, headers: {} };
   },
 
-  async listOrganizationsOfUser({ params, services, caller, apiUrl }) {
+  async listOrganizationsOfUser({ req, params, services, caller, apiUrl }) {
+    allowQueryParams(req, []);
     const orgs = await services.accounts.organisationsOf(params.account!);
     return jsonResponse(200, await Promise.all(orgs.map((o) => view(services, caller, o, apiUrl))));
   },
@@ -154,7 +155,8 @@ export const accountOperations: Operations = {
     return jsonResponse(201, await view(services, caller, org, apiUrl, true));
   },
 
-  async listMembers({ params, services }) {
+  async listMembers({ req, params, services }) {
+    allowQueryParams(req, []);
     const members = await services.accounts.members(params.account!);
     return jsonResponse(200, members.map((m) => membershipView(m.membership, m.user)));
   },
@@ -165,7 +167,8 @@ export const accountOperations: Operations = {
     return jsonResponse(201, membershipView(m.membership, m.user));
   },
 
-  async getMember({ params, services }) {
+  async getMember({ req, params, services }) {
+    allowQueryParams(req, []);
     const m = await services.accounts.member(params.account!, params.member!);
     return jsonResponse(200, membershipView(m.membership, m.user));
   },
@@ -181,7 +184,8 @@ export const accountOperations: Operations = {
     return { status: 204, headers: {} };
   },
 
-  async listRoles({ params, services }) {
+  async listRoles({ req, params, services }) {
+    allowQueryParams(req, []);
     const custom = await services.accounts.roles(params.account!);
     return jsonResponse(200, [
       { name: 'owner', builtIn: true, permissions: [...PERMISSIONS] },
@@ -207,7 +211,8 @@ export const accountOperations: Operations = {
     return { status: 204, headers: {} };
   },
 
-  async listTokens({ params, services, caller }) {
+  async listTokens({ req, params, services, caller }) {
+    allowQueryParams(req, []);
     const tokens = await services.accounts.tokens(caller, params.account!);
     return jsonResponse(200, tokens.map(tokenView));
   },

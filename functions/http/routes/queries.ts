@@ -213,6 +213,7 @@ export const queryOperations: Operations = {
   },
 
   getQuery: followRenames(async (ctx) => {
+    allowQueryParams(ctx.req, ['verbose']);
     const found = await ctx.services.savedQueries.get(ctx.caller, ctx.params.account!, ctx.params.query!, versionParam(ctx));
     if (/^\s*text\/plain/.test(ctx.req.headers.accept ?? '')) {
       const endpoint = ctx.services.savedQueries.endpointOf(found, ctx.apiUrl, await ctx.services.savedQueries.serviceName(found));
