@@ -3,6 +3,9 @@ import type { AccountService } from '../domain/accounts/account-service.js';
 import { CSRF_HEADER, type AuthService } from '../domain/accounts/auth-service.js';
 import type { Caller } from '../domain/shared/caller.js';
 import type { AssetService } from '../domain/data/asset-service.js';
+import type { DatasetCopier } from '../domain/data/dataset-copy.js';
+import type { JobAdmin } from '../domain/data/job-admin.js';
+import type { StatementReader } from '../domain/data/statements.js';
 import type { DatasetService } from '../domain/datasets/dataset-service.js';
 import type { ExportService } from '../domain/data/export-service.js';
 import type { GraphService } from '../domain/data/graph-service.js';
@@ -39,6 +42,12 @@ export interface Services {
   graphs: GraphService;
   exports: ExportService;
   assets: AssetService;
+  /** Statements and terms read from the graph blobs (issue 14). */
+  statements: StatementReader;
+  /** Dataset copies and graphs imported from other datasets (issue 14). */
+  datasetCopier: DatasetCopier;
+  /** Clearing, resetting import jobs and removing their files (issue 14). */
+  jobAdmin: JobAdmin;
   sparqlServices: ServiceLifecycle;
   /** Services whose host ended on its own (the watchdog's sweep; the embedded hosts' reports). */
   hostWatchdog: HostWatchdog;

@@ -6,6 +6,8 @@ import { authOperations } from './routes/auth.js';
 import { datasetOperations } from './routes/datasets.js';
 import { exportOperations } from './routes/data/exports.js';
 import { graphOperations } from './routes/data/graphs.js';
+import { copyOperations } from './routes/data/copy.js';
+import { statementOperations } from './routes/data/statements.js';
 import { importOperations } from './routes/data/imports.js';
 import { infoOperations } from './routes/info.js';
 import { openApiOperations } from './routes/openapi.js';
@@ -28,8 +30,10 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   // Stories, avatars and dataset webhooks: the data bucket (RW) and the table this family has.
   datasets: { ...datasetOperations, ...storyOperations, ...datasetHookOperations },
   imports: importOperations,
-  graphs: graphOperations,
-  exports: exportOperations,
+  // Copies and graph imports write a dataset's graphs, as the graph routes do.
+  graphs: { ...graphOperations, ...copyOperations },
+  // Statements and terms only read graph blobs.
+  exports: { ...exportOperations, ...statementOperations },
   assets: assetOperations,
   services: serviceOperations,
   // GraphQL runs its SPARQL here: on AWS this family is in the VPC, where the services' hosts are.

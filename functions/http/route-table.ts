@@ -271,6 +271,10 @@ export const ROUTES: readonly RouteSpec[] = [
   route('POST', `${DS}/jobs`, 'imports', 'createJob', { stream: true }),
   route('GET', `${DS}/jobs`, 'imports', 'listJobs'),
   route('GET', `${DS}/jobs/{jobId}`, 'imports', 'getJob'),
+  // Issue 14 (area A): clearing jobs, reset, removing a file of a job.
+  route('DELETE', `${DS}/jobs`, 'imports', 'cancelAllJobs'),
+  route('POST', `${DS}/jobs/{jobId}/reset`, 'imports', 'resetJob'),
+  route('DELETE', `${DS}/jobs/{jobId}/{sourceFileId}`, 'imports', 'deleteJobFile'),
   route('DELETE', `${DS}/jobs/{jobId}`, 'imports', 'cancelJob'),
   route('POST', `${DS}/jobs/{jobId}/start`, 'imports', 'startJob'),
   route('POST', `${DS}/jobs/{jobId}/add`, 'imports', 'createJobUpload', { stream: true, host: 'uploads' }),
@@ -283,8 +287,14 @@ export const ROUTES: readonly RouteSpec[] = [
   route('GET', `${DS}/graphs/{graphId}`, 'graphs', 'getGraph'),
   route('PATCH', `${DS}/graphs/{graphId}`, 'graphs', 'renameGraph'),
   route('DELETE', `${DS}/graphs/{graphId}`, 'graphs', 'deleteGraph'),
+  // Issue 14 (area A): a copy of the dataset in another account, graphs imported from other datasets.
+  route('POST', `${DS}/copy`, 'graphs', 'copyDataset'),
+  route('GET', `${DS}/imports`, 'graphs', 'getImports'),
+  route('PATCH', `${DS}/imports`, 'graphs', 'updateImports'),
 
   route('GET', `${DS}/assets`, 'assets', 'listAssets'),
+  route('DELETE', `${DS}/assets`, 'assets', 'deleteAllAssets'),
+  route('GET', `${DS}/assets/download`, 'assets', 'downloadAssetByName'),
   route('POST', `${DS}/assets`, 'assets', 'uploadAsset', { stream: true }),
   route('POST', `${DS}/assets/add`, 'assets', 'assetUpload', { stream: true, host: 'uploads' }),
   route('HEAD', `${DS}/assets/add/{uploadId}`, 'assets', 'assetUpload', { stream: true, host: 'uploads' }),
@@ -344,6 +354,9 @@ export const ROUTES: readonly RouteSpec[] = [
 
   ...DOWNLOAD_FILES.map((file) => route('GET', `${DS}/${file}`, 'exports', 'download')),
   route('GET', `${DS}/describe`, 'exports', 'describe'),
+  // Issue 14 (area A): statements and terms (autocomplete), read from the graph blobs.
+  route('GET', `${DS}/statements`, 'exports', 'getStatements'),
+  route('GET', `${DS}/terms`, 'exports', 'getTerms'),
   route('GET', `${DS}/describe.${formatByName('ntriples').extensions[0]}`, 'exports', 'describe'),
 ];
 

@@ -102,6 +102,8 @@ export interface MetadataStore {
   deleteJob(datasetId: string, jobId: string): Promise<void>;
   putJobFile(file: JobFileRecord): Promise<void>;
   listJobFiles(datasetId: string, jobId: string): Promise<JobFileRecord[]>;
+  /** Deleting a missing file is not an error. */
+  deleteJobFile(datasetId: string, jobId: string, fileId: string): Promise<void>;
 
   /** ConflictError if the identifier exists. */
   createAsset(asset: AssetRecord): Promise<void>;

@@ -198,7 +198,7 @@ describe('resumable (tus 1.0.0) uploads', () => {
     const job = await p.request('GET', `/datasets/alice/resumable/jobs/${jobId}`, { token: alice });
     expect(job.body.files).toEqual([expect.objectContaining({ fileName: 'data.nt', fileSize: content.length })]);
     const started = await p.request('POST', `/datasets/alice/resumable/jobs/${jobId}/start`, { token: alice });
-    expect(started.status).toBe(200);
+    expect(started.status).toBe(202);
     const done = await waitForJob(p, alice, 'alice/resumable', jobId);
     expect(done.status).toBe('finished');
     expect((await graphsOf(p, alice, 'alice/resumable'))[0].numberOfStatements).toBe(2000);

@@ -352,7 +352,7 @@ describe('tus', () => {
     });
     expect(rest.status).toBe(204);
     const started = await p.request('POST', `/datasets/alice/tus-unfinished/jobs/${jobId}/start`, { token: alice });
-    expect(started.status, started.text).toBe(200);
+    expect(started.status, started.text).toBe(202);
     const done = await waitForJob(p, alice, 'alice/tus-unfinished', jobId);
     expect(done.status, done.error?.message).toBe('finished');
     expect(done.numberOfStatements).toBe(2000);

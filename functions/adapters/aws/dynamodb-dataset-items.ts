@@ -168,6 +168,10 @@ export abstract class DatasetItems extends AccountItems {
     await this.put({ ...file, ...K.jobFile(file.datasetId, file.jobId, file.fileId) });
   }
 
+  async deleteJobFile(datasetId: string, jobId: string, fileId: string): Promise<void> {
+    await this.delete(K.jobFile(datasetId, jobId, fileId));
+  }
+
   listJobFiles(datasetId: string, jobId: string): Promise<JobFileRecord[]> {
     return this.queryAll<JobFileRecord>({
       KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',

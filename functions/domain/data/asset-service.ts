@@ -126,19 +126,32 @@ export class AssetService {
     return asset;
   }
 
-  async delete(caller: Caller | null, account: string, datasetName: string, identifier: string, versionId: string | null): Promise<void> {
+  /** Deletes an asset, or one of its versions; answers what is left of the asset (null when nothing). */
+  async delete(caller: Caller | null, account: string, datasetName: string, identifier: string, versionId: string | null): Promise<AssetRecord | null> {
     const { dataset } = await this.access.writableDataset(caller, account, datasetName, 'delete assets');
-    const asset = await this.asset(dataset, identifier, `${account}/${datasetName}`);
+    return this.remove(dataset, await this.asset(dataset, identifier, `${account}/${datasetName}`), versionId);
+  }
+
+  /** Deletes every asset of the dataset (`DELETE …/assets`). */
+  async deleteAll(caller: Caller | null, account: string, datasetName: string): Promise<void> {
+    const { dataset } = await this.access.writableDataset(caller, account, datasetName, 'delete assets');
+    for (const asset of await this.platform.store.listAssets(dataset.id)) await this.remove(dataset, asset, null);
+  }
+
+  private async remove(dataset: DatasetRecord, asset: AssetRecord, versionId: string | null): Promise<AssetRecord | null> {
     const doomed = versionId === null ? asset.versions : asset.versions.filter((v) => v.id === versionId);
     if (doomed.length === 0) throw new NotFoundError(`Version "${versionId}" of asset "${asset.assetName}" does not exist.`);
     const kept = asset.versions.filter((v) => !doomed.includes(v));
+    let left: AssetRecord | null = null;
     if (kept.length === 0) {
-      await this.platform.store.deleteAsset(dataset.id, identifier);
+      await this.platform.store.deleteAsset(dataset.id, asset.identifier);
       await this.countAssets(dataset.id);
     } else {
-      await this.platform.store.replaceAsset({ ...asset, versions: kept, updatedAt: this.now() }, asset.updatedAt);
+      left = { ...asset, versions: kept, updatedAt: this.now() };
+      await this.platform.store.replaceAsset(left, asset.updatedAt);
     }
     for (const v of doomed) await this.platform.blobs.data.delete(v.blobKey).catch(() => {});
+    return left;
   }
 
   /** Recounts the dataset's assets into its record (recounting makes retries and races harmless). */

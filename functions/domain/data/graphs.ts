@@ -11,6 +11,8 @@ export interface GraphEntry {
   importedAt: string;
   /** Blob key of the graph's N-Triples (gzip) in the data bucket. */
   blobKey: string;
+  /** Set when the graph came from another dataset (`PATCH …/imports`): which one, and its graph's name there. */
+  importedFrom?: { datasetId: string; ownerName: string; datasetName: string; graphName: string };
 }
 
 export interface GraphManifest {

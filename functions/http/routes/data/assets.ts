@@ -1,11 +1,15 @@
-import { assetView } from '../../../domain/data/assets.js';
+import type { Readable } from 'node:stream';
+import { assetView, type AssetRecord, type AssetVersion } from '../../../domain/data/assets.js';
 import { ValidationError } from '../../../domain/shared/errors.js';
 import { SIMPLE_UPLOAD_LIMIT } from '../../../domain/data/import-service.js';
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
+import { allowQueryParams } from '../../query-params.js';
+import type { HttpResponse } from '../../types.js';
 import { singleQueryParam } from '../../request.js';
 import { storedFileResponse } from '../../stored-files.js';
 import { fromWebResponse, isMultipart, receiveMultipart, toWebRequest } from '../../uploads.js';
+import { parseRange, sliceStream } from './range.js';
 
 const datasetUrl = (ctx: OperationContext) => `${ctx.apiUrl}/datasets/${ctx.params.account}/${ctx.params.dataset}`;
 
@@ -66,16 +70,52 @@ export const assetOperations: Operations = {
     return fromWebResponse(response);
   },
 
-  /** On AWS a redirect to a short-lived S3 link; embedded, the bytes stream. */
+  /**
+   * On AWS a redirect to a short-lived S3 link (S3 answers Range requests itself); embedded, the
+   * bytes stream, a single `Range: bytes=` range as 206 with Content-Range (416 outside the file).
+   */
   async downloadAsset(ctx) {
-    const { assets, platform } = ctx.services;
-    const { asset, version } = await assets.locate(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.identifier!, ctx.params.versionId ?? null);
-    const file = { key: version.blobKey, fileName: asset.assetName, contentType: version.contentType ?? 'application/octet-stream', size: version.fileSize };
-    return storedFileResponse(platform.blobs.data, file, () => assets.open(asset, version));
+    const { asset, version } = await ctx.services.assets.locate(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.identifier!, ctx.params.versionId ?? null);
+    return assetFile(ctx, asset, version);
   },
 
+  /** `GET …/assets/download?fileName=`: the latest version of the asset of that name. */
+  async downloadAssetByName(ctx) {
+    allowQueryParams(ctx.req, ['fileName']);
+    const fileName = singleQueryParam(ctx.req, 'fileName');
+    if (!fileName) throw new ValidationError('fileName: give the name of the asset to download (?fileName=...).');
+    const { asset } = await ctx.services.assets.byName(ctx.caller, ctx.params.account!, ctx.params.dataset!, fileName);
+    return assetFile(ctx, asset, asset.versions[asset.versions.length - 1]!);
+  },
+
+  /** Deleting an asset answers 204; deleting one of its versions answers the asset left (200), or 204 when it was the last. */
   async deleteAsset(ctx) {
-    await ctx.services.assets.delete(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.identifier!, ctx.params.versionId ?? null);
+    const left = await ctx.services.assets.delete(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.identifier!, ctx.params.versionId ?? null);
+    if (ctx.params.versionId !== undefined && left) return jsonResponse(200, assetView(left, datasetUrl(ctx)));
+    return { status: 204, headers: {} };
+  },
+
+  async deleteAllAssets(ctx) {
+    await ctx.services.assets.deleteAll(ctx.caller, ctx.params.account!, ctx.params.dataset!);
     return { status: 204, headers: {} };
   },
 };
+
+async function assetFile(ctx: OperationContext, asset: AssetRecord, version: AssetVersion): Promise<HttpResponse> {
+  const { assets, platform } = ctx.services;
+  const file = { key: version.blobKey, fileName: asset.assetName, contentType: version.contentType ?? 'application/octet-stream', size: version.fileSize };
+  const response = await storedFileResponse(platform.blobs.data, file, () => assets.open(asset, version));
+  if (response.status !== 200) return response;
+  const range = parseRange(ctx.req.headers.range, file.size);
+  const headers = { ...response.headers, 'accept-ranges': 'bytes' };
+  if (range === null) return { ...response, headers };
+  if (range === 'unsatisfiable') {
+    (response.body as Readable).destroy();
+    return { status: 416, headers: { 'content-type': 'application/json; charset=utf-8', 'content-range': `bytes */${file.size}` }, body: JSON.stringify({ message: `Range: the asset has ${file.size} bytes; ask for a range within them.` }) };
+  }
+  return {
+    status: 206,
+    headers: { ...headers, 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${file.size}` },
+    body: sliceStream(response.body as Readable, range),
+  };
+}

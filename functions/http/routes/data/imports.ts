@@ -71,7 +71,24 @@ export const importOperations: Operations = {
     // another case, or renamed, since the uploads were made (job ids are unique).
     const uploadScope = `/jobs/${params.jobId!}/add`;
     const { job, files } = await services.imports.start(caller, params.account!, params.dataset!, params.jobId!, { uploadScope });
-    return jsonResponse(200, jobView(job, files, jobUrl(ctx, job.jobId)));
+    // 202: the job is queued; it runs on its own (poll the job).
+    return jsonResponse(202, jobView(job, files, jobUrl(ctx, job.jobId)));
+  },
+
+  /** `DELETE …/jobs`: the jobs in error or canceled, and those not yet indexing (canceled first); 200 with their ids. */
+  async cancelAllJobs(ctx) {
+    const deletedJobIds = await ctx.services.jobAdmin.clear(ctx.caller, ctx.params.account!, ctx.params.dataset!);
+    return jsonResponse(200, { deletedJobIds });
+  },
+
+  async resetJob(ctx) {
+    const job = await ctx.services.jobAdmin.reset(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.jobId!);
+    return jsonResponse(200, jobView(job, [], jobUrl(ctx, job.jobId)));
+  },
+
+  async deleteJobFile(ctx) {
+    await ctx.services.jobAdmin.removeFile(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.jobId!, ctx.params.sourceFileId!);
+    return { status: 204, headers: {} };
   },
 
   async cancelJob(ctx) {
