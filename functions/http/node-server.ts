@@ -11,18 +11,28 @@ import { routeKey, type Family } from './route-table.js';
 import { matchRoute } from './router.js';
 import type { HttpRequest, HttpResponse } from './types.js';
 
-/** Bodies beyond this are refused before they are read (uploads get their own streaming routes). */
+/** Bodies beyond this are refused (uploads get their own streaming routes). */
 const MAX_BUFFERED_BODY = MAX_JSON_BODY_BYTES + 1;
+/**
+ * How much of a refused body is still read (and dropped) before the 413: a client such as Node's
+ * fetch reads an answer only once it has sent its body, so closing earlier gives it EPIPE instead
+ * of the 413. Past this the connection is closed anyway.
+ */
+const MAX_DRAINED_BODY = 64 * 1024 * 1024;
 
-async function readBody(req: IncomingMessage): Promise<Buffer | null> {
+type BodyRead = { body: Buffer } | { tooLarge: true; drained: boolean };
+
+async function readBody(req: IncomingMessage): Promise<BodyRead> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BUFFERED_BODY + MAX_DRAINED_BODY) return { tooLarge: true, drained: false };
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += chunk.length;
-    if (size > MAX_BUFFERED_BODY) return null;
-    chunks.push(chunk as Buffer);
+    if (size <= MAX_BUFFERED_BODY) chunks.push(chunk as Buffer);
+    else if (size > MAX_BUFFERED_BODY + MAX_DRAINED_BODY) return { tooLarge: true, drained: false };
   }
-  return Buffer.concat(chunks);
+  return size > MAX_BUFFERED_BODY ? { tooLarge: true, drained: true } : { body: Buffer.concat(chunks) };
 }
 
 async function send(res: ServerResponse, response: HttpResponse, head: boolean): Promise<void> {
@@ -74,12 +84,13 @@ export function createNodeServer(handlers: Record<Family, FamilyHandler>, option
           false,
         );
       }
-      const body = match.route.stream ? Buffer.alloc(0) : await readBody(req);
-      if (body === null) {
-        // The unread rest of the body makes the connection unusable: close it after answering.
-        const tooLarge = jsonResponse(413, { message: `The request body is larger than ${MAX_JSON_BODY_BYTES} bytes.` }, { connection: 'close' });
-        return await send(res, tooLarge, false);
+      const read = match.route.stream ? { body: Buffer.alloc(0) } : await readBody(req);
+      if (!('body' in read)) {
+        // A body read to its end leaves the connection usable; an unread rest does not: close it after answering.
+        const message = { message: `The request body is larger than ${MAX_JSON_BODY_BYTES} bytes.` };
+        return await send(res, jsonResponse(413, message, read.drained ? {} : { connection: 'close' }), false);
       }
+      const { body } = read;
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       const request: HttpRequest = {

@@ -182,3 +182,39 @@ describe('real answers match the document', () => {
     expect([...families].sort()).toEqual(expect.arrayContaining(['accounts', 'admin', 'datasets', 'flows', 'info', 'login', 'me', 'queries']));
   });
 });
+
+describe('a body over the simple-route limit', () => {
+  it("answers 413 JSON that Node's own fetch reads, whatever the body's size or framing", async () => {
+    const token = await p.createUser('heavy');
+    const tooLarge = async (body: BodyInit, extra: Record<string, unknown> = {}) => {
+      const res = await fetch(`${p.url}/datasets/heavy`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+        ...extra,
+      });
+      const answer = { status: res.status, headers: res.headers, text: await res.text() };
+      api.check('POST', '/datasets/heavy', answer);
+      return answer;
+    };
+    for (const size of [1024 * 1024 + 1, 3 * 1024 * 1024, 24 * 1024 * 1024]) {
+      const res = await tooLarge(JSON.stringify({ name: 'x', description: 'd'.repeat(size) }));
+      expect(res.status).toBe(413);
+      expect(JSON.parse(res.text).message).toMatch(/larger than 1048576 bytes/);
+      // Read to its end and dropped (bounded): the connection stays usable, nothing is cut mid-send.
+      expect(res.headers.get('connection')).not.toBe('close');
+    }
+    // Chunked, without a Content-Length.
+    const chunk = new Uint8Array(256 * 1024).fill(0x20);
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 16) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    expect((await tooLarge(stream, { duplex: 'half' })).status).toBe(413);
+    // The connection pool still works afterwards.
+    expect((await p.request('POST', '/datasets/heavy', { token, body: { name: 'fits' } })).status).toBe(201);
+  });
+});
