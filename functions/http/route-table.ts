@@ -13,9 +13,10 @@ export type Access = 'R' | 'RW';
 /**
  * Access to a bucket: 'R' reads (and lists, so a missing key is a 404, not a 403); 'RW' also
  * writes and deletes current objects (never old versions); 'delete' only lists and deletes (the
- * accounts family removing a deleted account's datasets).
+ * accounts family removing a deleted account's datasets); 'readDelete' reads too (the accounts family
+ * also shows pinned stories, issue 14).
  */
-export type BucketAccess = Access | 'delete';
+export type BucketAccess = Access | 'delete' | 'readDelete';
 /**
  * What a function does with the flows' Step Functions state machines and executions: the
  * FlowExecutor methods it calls (functions/adapters/aws/step-functions-executor.ts). Each grants
@@ -88,9 +89,9 @@ export const FAMILIES = {
   info: { grants: { table: 'R' }, memoryMb: 256, timeoutSeconds: 5 },
   // dataBucket R: /me shows pinned stories (blobs).
   auth: { grants: { table: 'RW', dataBucket: 'R' }, memoryMb: 512, timeoutSeconds: 10 },
-  // Deleting an account removes its datasets' blobs and its flows' state machines; dataBucket RW
-  // (was 'delete'): account pages show pinned stories, blobs read here (issue 14).
-  accounts: { grants: { table: 'RW', dataBucket: 'RW', flowExecutions: ['discard'], flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
+  // Deleting an account removes its datasets' (and stories') blobs and its flows' state machines;
+  // readDelete (was 'delete'): account pages show pinned stories, blobs read here (issue 14).
+  accounts: { grants: { table: 'RW', dataBucket: 'readDelete', flowExecutions: ['discard'], flowSchedules: 'remove' }, memoryMb: 512, timeoutSeconds: 10 },
   datasets: { grants: { table: 'RW', dataBucket: 'RW' }, memoryMb: 512, timeoutSeconds: 30 },
   // workerTask: imports and URL loads past a function's 15 minutes run on the worker task.
   // tusUploads: starting a job refuses while one of its uploads (kept by the upload host) is half done.

@@ -252,6 +252,7 @@ export const BUCKET_ACTIONS = {
   R: { objects: ['s3:GetObject'], bucket: ['s3:ListBucket'] },
   RW: { objects: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'], bucket: ['s3:ListBucket'] },
   delete: { objects: ['s3:DeleteObject'], bucket: ['s3:ListBucket'] },
+  readDelete: { objects: ['s3:GetObject', 's3:DeleteObject'], bucket: ['s3:ListBucket'] },
 } as const satisfies Record<BucketAccess, { objects: readonly string[]; bucket: readonly string[] }>;
 
 /**

@@ -97,10 +97,10 @@ describe('least privilege: every function', () => {
 describe('least privilege: account deletion', () => {
   const statements = (): Statement[] => statementsOf(logicalId(stateless.functions.accounts));
 
-  it('lets the accounts function list the data bucket and delete dataset blobs, and nothing else there', () => {
+  it('lets the accounts function list the data bucket, read (pinned stories) and delete dataset blobs, and nothing else there', () => {
     const onData = statements().filter((s) => JSON.stringify(s.Resource).includes(logicalId(stateful.dataBucket)));
     const byResource = Object.fromEntries(onData.map((s) => [render(s.Resource).replace(imported(stateful.dataBucket, 'Arn'), '<data>'), asArray(s.Action)]));
-    expect(byResource).toEqual({ [`<data>/${DATA_KEY_PREFIX}*`]: ['s3:DeleteObject'], '<data>': ['s3:ListBucket'] });
+    expect(byResource).toEqual({ [`<data>/${DATA_KEY_PREFIX}*`]: ['s3:GetObject', 's3:DeleteObject'], '<data>': ['s3:ListBucket'] });
     const vars = slResources[logicalId(stateless.functions.accounts)]!.Properties.Environment.Variables;
     expect(render(vars[ENV.dataBucketName])).toMatch(imported(stateful.dataBucket, 'Ref'));
     // No other bucket.

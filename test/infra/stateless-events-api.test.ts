@@ -51,7 +51,7 @@ describe('stateless stack: flow hooks, upload events and email', () => {
     expect(HOOK_WORKERS).toEqual(['flowHookDispatcher']);
     expect(WORKERS.flowHookDispatcher).toMatchObject({
       handler: 'flow-hook-dispatcher',
-      grants: { table: 'RW', dataBucket: 'R', flowExecutions: ['prepare', 'start', 'release'], mail: true },
+      grants: { table: 'RW', dataBucket: 'RW', flowExecutions: ['prepare', 'start', 'release'], mail: true },
       invokedBy: [],
       invokedByService: 'uploadEvents',
     });
@@ -106,13 +106,13 @@ describe('stateless stack: flow hooks, upload events and email', () => {
     }
   });
 
-  it("gives the dispatcher the flows family's run-starting access: table RW, data bucket R, prepare and start executions, release task tokens, pass the state machine role", () => {
+  it("gives the dispatcher the flows family's run-starting access: table RW, data bucket RW (dataset webhooks record their deliveries, issue 14), prepare and start executions, release task tokens, pass the state machine role", () => {
     const fn = stateless.workers.flowHookDispatcher;
     const statements = statementsOf(logicalId(fn));
     expect(actionsOn(statements, logicalId(stateful.table))).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']));
     const onData = actionsOn(statements, logicalId(stateful.dataBucket));
     expect(onData).toContain('s3:GetObject');
-    expect(onData).not.toContain('s3:PutObject');
+    expect(onData).toContain('s3:PutObject');
     for (const bucket of [stateful.uploadsBucket, stateful.artifactsBucket]) expect(actionsOn(statements, logicalId(bucket))).toEqual([]);
     const states = statementsWith(fn, 'states').flatMap((st) => asArray(st.Action));
     // It ends data upload hooks' task-token waits too.

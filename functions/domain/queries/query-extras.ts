@@ -15,7 +15,8 @@ export interface ExecutionStats {
   errorMessage?: string;
 }
 
-export const statsKey = (queryId: string) => `query-stats/${queryId}.json`;
+/** Under `datasets/`, where every data bucket grant is held (no dataset id starts with `_`). */
+export const statsKey = (queryId: string) => `datasets/_query-stats/${queryId}.json`;
 /** Version lists in views are bounded (the newest ones). */
 export const MAX_VERSIONS_SHOWN = 100;
 

@@ -15,7 +15,10 @@ export interface StoryElement {
   height?: 'small' | 'medium' | 'large';
 }
 
-/** A story as stored: a JSON blob `stories/<ownerUid>/<name lower-cased>.json` in the data bucket. */
+/**
+ * A story as stored: a JSON blob `datasets/_stories/<ownerUid>/<name lower-cased>.json` in the data
+ * bucket (every data bucket grant is held to keys under `datasets/`; no dataset id starts with `_`).
+ */
 export interface StoryRecord {
   id: string;
   ownerUid: string;
@@ -23,7 +26,7 @@ export interface StoryRecord {
   displayName?: string;
   accessLevel: AccessLevel;
   content: StoryElement[];
-  /** Counts banner uploads; the banner blob is `stories/<ownerUid>/<id>.banner`. */
+  /** Counts banner uploads; the banner blob is `datasets/_stories/<ownerUid>/<id>.banner`. */
   bannerVersion?: number;
   createdAt: string;
   updatedAt: string;
@@ -39,9 +42,11 @@ export function assertStoryName(name: unknown, field = 'name'): string {
   return name;
 }
 
-export const storyKey = (ownerUid: string, name: string) => `stories/${ownerUid}/${name.toLowerCase()}.json`;
-export const storyIdKey = (id: string) => `stories-by-id/${id}.json`;
-export const bannerKey = (s: Pick<StoryRecord, 'ownerUid' | 'id'>) => `stories/${s.ownerUid}/${s.id}.banner`;
+export const STORIES_PREFIX = 'datasets/_stories/';
+export const storiesOfOwner = (ownerUid: string) => `${STORIES_PREFIX}${ownerUid}/`;
+export const storyKey = (ownerUid: string, name: string) => `${storiesOfOwner(ownerUid)}${name.toLowerCase()}.json`;
+export const storyIdKey = (id: string) => `datasets/_story-ids/${id}.json`;
+export const bannerKey = (s: Pick<StoryRecord, 'ownerUid' | 'id'>) => `${storiesOfOwner(s.ownerUid)}${s.id}.banner`;
 
 /** The public JSON of a story; `queries` holds the views of the queries its elements show (those the caller may see). */
 export function storyView(

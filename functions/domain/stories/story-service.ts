@@ -6,7 +6,7 @@ import { canReadDataset } from '../datasets/datasets.js';
 import type { Caller } from '../shared/caller.js';
 import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Platform } from '../shared/platform.js';
-import { assertStoryName, bannerKey, MAX_STORY_ELEMENTS, storyIdKey, storyKey, type StoryElement, type StoryRecord } from './stories.js';
+import { assertStoryName, bannerKey, MAX_STORY_ELEMENTS, STORIES_PREFIX, storiesOfOwner, storyIdKey, storyKey, type StoryElement, type StoryRecord } from './stories.js';
 
 export type StoryElementInput = Omit<StoryElement, 'id'> & { id?: string };
 
@@ -198,7 +198,7 @@ export class StoryService {
     let seen = 0;
     let skipped = 0;
     const q = options.q?.toLowerCase();
-    for await (const blob of this.blobs.list(owner ? `stories/${owner.uid}/` : 'stories/')) {
+    for await (const blob of this.blobs.list(owner ? storiesOfOwner(owner.uid) : STORIES_PREFIX)) {
       if (++seen > MAX_LISTED || out.length >= options.limit) break;
       if (!blob.key.endsWith('.json')) continue;
       const story = await readJson<StoryRecord>(await this.blobs.get(blob.key));
@@ -214,7 +214,7 @@ export class StoryService {
   /** Removes the stories of an account that is being deleted. Bounded. */
   async removeAllOf(ownerUid: string): Promise<void> {
     let n = 0;
-    for await (const blob of this.blobs.list(`stories/${ownerUid}/`)) {
+    for await (const blob of this.blobs.list(storiesOfOwner(ownerUid))) {
       if (++n > MAX_LISTED) break;
       await this.blobs.delete(blob.key);
     }

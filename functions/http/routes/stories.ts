@@ -31,6 +31,12 @@ export const ToAccountBody = z.object({ toAccount: z.string('is required').max(4
 
 const MAX_AVATAR_BYTES = 2 * 1024 * 1024;
 
+/**
+ * Avatars in the data bucket, under `datasets/` where every data bucket grant is held: a dataset's
+ * beside its data (it goes with it), an account's under `datasets/_avatars/` (no dataset id starts with `_`).
+ */
+const avatarKey = (kind: 'a' | 'd', id: string) => (kind === 'd' ? `datasets/${id}/avatar` : `datasets/_avatars/${id}`);
+
 const queryCheck = (ctx: OperationContext): QueryCheck => async (caller, id) => (await queryViewById(ctx.services, caller, id, ctx.apiUrl)) !== null;
 
 function listOptions(ctx: OperationContext) {
@@ -112,7 +118,7 @@ export const storyOperations: Operations = {
     if (!account) throw new NotFoundError(`Account "${ctx.params.id}" does not exist.`);
     await ctx.services.access.require(ctx.caller, account, 'manageAccount', 'change the avatar');
     const image = await imageFromMultipart(ctx.req, 'avatar', MAX_AVATAR_BYTES);
-    await blobs.data.put(`avatars/a/${account.uid}`, image.bytes, { contentType: image.contentType });
+    await blobs.data.put(avatarKey('a', account.uid), image.bytes, { contentType: image.contentType });
     const now = clock.now().toISOString();
     await store.replaceAccount({ ...account, avatarUpdatedAt: now, updatedAt: now }, account.updatedAt);
     return jsonResponse(200, { avatarUrl: `${ctx.apiUrl}/imgs/avatars/a/${account.uid}?v=${Date.parse(now)}` });
@@ -126,7 +132,7 @@ export const storyOperations: Operations = {
     if (!dataset || !owner || !(await ctx.services.access.canReadDataset(ctx.caller, dataset, owner))) throw new NotFoundError(`Dataset "${ctx.params.id}" does not exist.`);
     await ctx.services.access.require(ctx.caller, owner, 'writeDatasets', 'change the avatar');
     const image = await imageFromMultipart(ctx.req, 'avatar', MAX_AVATAR_BYTES);
-    await blobs.data.put(`avatars/d/${dataset.id}`, image.bytes, { contentType: image.contentType });
+    await blobs.data.put(avatarKey('d', dataset.id), image.bytes, { contentType: image.contentType });
     const now = clock.now().toISOString();
     await store.updateDataset({ ...dataset, avatarUpdatedAt: now, updatedAt: now, revision: dataset.revision + 1 });
     return jsonResponse(200, { avatarUrl: `${ctx.apiUrl}/imgs/avatars/d/${dataset.id}?v=${Date.parse(now)}` });
@@ -145,7 +151,7 @@ export const storyOperations: Operations = {
       const owner = dataset && (await store.getAccount(dataset.ownerUid));
       if (!dataset || !owner || !(await ctx.services.access.canReadDataset(ctx.caller, dataset, owner))) throw missing;
     } else if (!(await store.getAccount(id))) throw missing;
-    const key = `avatars/${kind}/${id}`;
+    const key = avatarKey(kind, id);
     const info = await blobs.data.head(key);
     const body = info && (await blobs.data.get(key));
     if (!info || !body) throw missing;

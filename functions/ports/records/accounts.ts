@@ -43,7 +43,7 @@ export interface AccountRecord {
   customRoles?: CustomRole[];
   /** Items shown on the account's page, in order (ids; resolved and filtered by who looks). */
   pinnedItems?: PinnedItem[];
-  /** When an avatar was last set (its blob is `avatars/a/<uid>` in the data bucket). */
+  /** When an avatar was last set (its blob is `datasets/_avatars/<uid>` in the data bucket). */
   avatarUpdatedAt?: string;
 }
 

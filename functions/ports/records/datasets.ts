@@ -52,7 +52,7 @@ export interface DatasetRecord {
    */
   defaultGraphName?: string;
   lastGraphsUpdateTime?: string;
-  /** When an avatar was last set (its blob is `avatars/d/<id>` in the data bucket). */
+  /** When an avatar was last set (its blob is `datasets/<id>/avatar` in the data bucket). */
   avatarUpdatedAt?: string;
   /** Incremented on every write; writes are conditional on it so concurrent changes never interleave. */
   revision: number;
