@@ -34,6 +34,11 @@ export interface TermQuery extends StatementFilter {
 
 export const MAX_STATEMENTS_PAGE = 1000;
 export const MAX_TERMS = 100;
+/**
+ * Autocomplete reads at most this many statements per request (a few seconds of a function):
+ * suggestions come from the first part of a larger dataset rather than a request that times out.
+ */
+export const MAX_TERM_SCAN = 2_000_000;
 
 /** How a term of a canonical line looks to a caller. */
 export function termOf(nt: string): StatementTerm {
@@ -105,7 +110,8 @@ export class StatementReader {
 
   /**
    * Distinct terms (their values) containing `q` (case-insensitive), those starting with it first,
-   * each group in the dataset's order. Stops once `limit` terms start with `q`.
+   * each group in the dataset's order. Stops once `limit` terms start with `q` (or after
+   * MAX_TERM_SCAN matching statements).
    */
   async terms(caller: Caller | null, account: string, datasetName: string, query: TermQuery): Promise<string[]> {
     if (query.limit < 1 || query.limit > MAX_TERMS) throw new ValidationError(`limit: give 1 to ${MAX_TERMS}.`);
@@ -121,7 +127,9 @@ export class StatementReader {
       if (value.startsWith(needle)) starting.add(term.value);
       else if (containing.size < query.limit && value.includes(needle)) containing.add(term.value);
     };
+    let scanned = 0;
     for await (const { quad, graphName } of this.quads(caller, account, datasetName, query)) {
+      if (++scanned > MAX_TERM_SCAN) break;
       for (const pos of positions) {
         if (pos === 'graph') consider({ termType: 'NamedNode', value: graphName });
         else consider(termOf(quad[pos]));
