@@ -360,7 +360,10 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
     // Flow hooks and dataset webhooks both hear the upload events.
     const webhooks = new DatasetWebhooks(services.platform, services.access);
     events.bind({
-      assetStored: (e) => services.hooks.assetStored(e),
+      assetStored: async (e) => {
+        await webhooks.assetStored(e).catch((err: Error) => logger.error('dataset webhook delivery failed', { datasetId: e.datasetId, error: err.message }));
+        await services.hooks.assetStored(e);
+      },
       importStarted: (e) => services.hooks.importStarted(e),
       importFinished: async (e) => {
         await webhooks.importFinished(e).catch((err: Error) => logger.error('dataset webhook delivery failed', { datasetId: e.datasetId, error: err.message }));

@@ -30,6 +30,7 @@ const base = async (event: ObjectCreated | UploadEvent): Promise<void> => {
     const [, datasetId, identifier, versionId] = match as unknown as [string, string, string, string];
     const asset = await services.platform.store.getAsset(datasetId, identifier);
     if (!asset?.versions.some((v) => v.id === versionId)) throw new Error(`asset ${identifier} version ${versionId} is not recorded yet`);
+    await new DatasetWebhooks(services.platform, services.access).assetStored({ datasetId, identifier, versionId });
     await services.hooks.assetStored({ datasetId, identifier, versionId });
     return;
   }

@@ -80,6 +80,22 @@ describe('dataset webhooks (issue 14)', () => {
   });
 });
 
+describe('dataset webhooks on file uploads (issue 14)', () => {
+  it('fire with fileUpload when an asset file is stored', async () => {
+    const hook = (await p.request('POST', hooks, { token: alice, body: { url: `${base}/files`, onEvents: { fileUpload: true } } })).body;
+    const form = new FormData();
+    form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'readme.txt');
+    const up = await fetch(`${p.url}/datasets/alice/data/assets`, { method: 'POST', headers: { authorization: `Bearer ${alice}` }, body: form });
+    expect(up.status).toBe(201);
+    let records: any[] = [];
+    for (let i = 0; i < 50 && records.length === 0; i++) {
+      records = (await p.request('GET', `/datasets/alice/data/hookrecords/${hook.id}`, { token: alice })).body;
+      if (records.length === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(records[0]).toMatchObject({ eventName: 'fileUpload', statusCode: 200, payload: { event: 'fileUpload', asset: { assetName: 'readme.txt' } } });
+  });
+});
+
 describe('dataset webhooks and the outbound guard (issue 14)', () => {
   it('a delivery to a private address is refused and recorded when the instance forbids private networks', async () => {
     const guarded = await TestPlatform.start({ env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } });

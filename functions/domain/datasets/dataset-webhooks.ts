@@ -3,7 +3,7 @@ import type { AccessService } from './access-service.js';
 import type { Caller } from '../shared/caller.js';
 import { NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Platform } from '../shared/platform.js';
-import type { ImportFinishedEvent } from '../../ports/upload-events.js';
+import type { AssetStoredEvent, ImportFinishedEvent } from '../../ports/upload-events.js';
 
 /** What a dataset webhook listens to (TriplyDB's `onEvents`). */
 export interface HookEvents {
@@ -65,7 +65,8 @@ function checkUrl(url: string): string {
 
 /**
  * Dataset webhooks (TriplyDB's `…/hooks`): a POST to a URL when an import into the dataset ends
- * (`graphImport`, and `linkedDataUpload` for uploaded files), each delivery recorded
+ * (`graphImport`, and `linkedDataUpload` for uploaded files) or an asset file is stored
+ * (`fileUpload`), each delivery recorded
  * (`…/hookrecords/{hookId}`). Hooks and records are blobs under the dataset's prefix, so they go
  * with it. Delivery goes through the platform's guarded outbound fetch (platform.fetcher).
  * Managing and reading hooks needs `writeDatasets` on the owner (a hook's URL may hold a secret).
@@ -158,6 +159,20 @@ export class DatasetWebhooks {
       graphs: event.graphs,
     };
     for (const hook of hooks) await this.deliver(event.datasetId, hook, 'graphImport', payload);
+  }
+
+  /** Sends a stored asset file (`fileUpload`) to the dataset's active hooks that listen to it. Never throws for a failed delivery. */
+  async assetStored(event: AssetStoredEvent): Promise<void> {
+    const hooks = (await this.load(event.datasetId)).filter((h) => h.active && h.onEvents.fileUpload);
+    if (hooks.length === 0) return;
+    const [dataset, asset] = await Promise.all([this.platform.store.getDatasetById(event.datasetId), this.platform.store.getAsset(event.datasetId, event.identifier)]);
+    const owner = dataset && (await this.platform.store.getAccount(dataset.ownerUid));
+    const payload = {
+      event: 'fileUpload',
+      dataset: dataset && owner ? { id: dataset.id, name: dataset.name, owner: owner.accountName } : { id: event.datasetId },
+      asset: { identifier: event.identifier, assetName: asset?.assetName, versionId: event.versionId },
+    };
+    for (const hook of hooks) await this.deliver(event.datasetId, hook, 'fileUpload', payload);
   }
 
   private async deliver(datasetId: string, hook: DatasetHook, eventName: string, payload: Record<string, unknown>): Promise<void> {
