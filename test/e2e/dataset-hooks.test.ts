@@ -61,6 +61,7 @@ describe('dataset webhooks (issue 14)', () => {
     const [ok] = (await p.request('GET', hooks, { token: alice })).body;
     const failing = (await p.request('POST', hooks, { token: alice, body: { url: `${base}/fail`, payloadFormat: 'formEncoded', onEvents: { graphImport: true } } })).body;
     const off = (await p.request('POST', hooks, { token: alice, body: { url: `${base}/off`, active: false, onEvents: { graphImport: true } } })).body;
+    const ld = (await p.request('POST', hooks, { token: alice, body: { url: `${base}/ld`, onEvents: { linkedDataUpload: true } } })).body;
     const job = await importFiles(p, alice, 'alice/data', [{ name: 'a.ttl', content: '<https://e.org/a> <https://e.org/p> "a" .' }]);
     expect(job.status).toBe('finished');
     const json = received.find((r) => r.type === 'application/json');
@@ -73,6 +74,7 @@ describe('dataset webhooks (issue 14)', () => {
     expect(records.body[0]).toMatchObject({ url: `${base}/ok`, statusCode: 200, responseText: 'thanks', eventName: 'graphImport', payloadFormat: 'JSON' });
     expect((await p.request('GET', `/datasets/alice/data/hookrecords/${failing.id}`, { token: alice })).body[0]).toMatchObject({ statusCode: 500, responseText: 'nope' });
     expect((await p.request('GET', `/datasets/alice/data/hookrecords/${off.id}`, { token: alice })).body).toEqual([]);
+    expect((await p.request('GET', `/datasets/alice/data/hookrecords/${ld.id}`, { token: alice })).body[0]).toMatchObject({ eventName: 'linkedDataUpload', payload: { event: 'linkedDataUpload' } });
     expect((await p.request('GET', `/datasets/alice/data/hookrecords/${ok.id}`, { token: carol })).status).toBe(403);
     expect((await p.request('GET', `/datasets/alice/data/hookrecords/${ok.id}?limit=0`, { token: alice })).status).toBe(400);
     expect((await p.request('DELETE', `${hooks}/${failing.id}`, { token: alice })).status).toBe(204);

@@ -55,6 +55,7 @@ describe('stories (issue 14)', () => {
     expect((await p.request('GET', '/stories/alice', { token: alice })).body.map((s: any) => s.name).sort()).toEqual(['draft', 'tour']);
     expect((await p.request('GET', '/stories?q=TOU')).body.map((s: any) => s.name)).toEqual(['tour']);
     expect((await p.request('GET', '/stories?color=1')).status).toBe(400);
+    expect((await p.request('GET', '/stories/alice?sortBy=name')).body.message).toMatch(/^sortBy: unknown query parameter/);
 
     // Who may change them; what is refused.
     expect((await p.request('POST', '/stories/alice', { token: carol, body: { name: 'x' } })).status).toBe(403);

@@ -158,7 +158,11 @@ export class DatasetWebhooks {
       status: event.ok ? 'finished' : 'error',
       graphs: event.graphs,
     };
-    for (const hook of hooks) await this.deliver(event.datasetId, hook, 'graphImport', payload);
+    // A hook that only listens to linkedDataUpload hears the same end of an import under that name.
+    for (const hook of hooks) {
+      const eventName = hook.onEvents.graphImport ? 'graphImport' : 'linkedDataUpload';
+      await this.deliver(event.datasetId, hook, eventName, { ...payload, event: eventName });
+    }
   }
 
   /** Sends a stored asset file (`fileUpload`) to the dataset's active hooks that listen to it. Never throws for a failed delivery. */

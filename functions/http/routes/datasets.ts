@@ -134,10 +134,10 @@ export const datasetOperations: Operations = {
     return jsonResponse(200, await view(ctx, dataset, owner, flagParam(ctx.req, 'verbose')));
   },
 
-  async updateDataset({ req, params, services, caller }) {
-    const body = parseJsonBody(req, DatasetPatchBody);
-    const { dataset, owner } = await services.datasets.update(caller, params.account!, params.dataset!, body);
-    return jsonResponse(200, datasetView(dataset, owner));
+  async updateDataset(ctx) {
+    const body = parseJsonBody(ctx.req, DatasetPatchBody);
+    const { dataset, owner } = await ctx.services.datasets.update(ctx.caller, ctx.params.account!, ctx.params.dataset!, body);
+    return jsonResponse(200, await view(ctx, dataset, owner));
   },
 
   async deleteDataset({ params, services, caller }) {

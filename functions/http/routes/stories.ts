@@ -40,7 +40,8 @@ const avatarKey = (kind: 'a' | 'd', id: string) => (kind === 'd' ? `datasets/${i
 const queryCheck = (ctx: OperationContext): QueryCheck => async (caller, id) => (await queryViewById(ctx.services, caller, id, ctx.apiUrl)) !== null;
 
 function listOptions(ctx: OperationContext) {
-  allowQueryParams(ctx.req, ['limit', 'offset', 'q', 'since', 'sortBy', 'sortDirection']);
+  // Stories come by name; `since`, `sortBy` and `sortDirection` are not implemented, so they are refused.
+  allowQueryParams(ctx.req, ['limit', 'offset', 'q']);
   const limitRaw = singleQueryParam(ctx.req, 'limit');
   const offsetRaw = singleQueryParam(ctx.req, 'offset');
   const limit = limitRaw === null ? DEFAULT_PAGE_SIZE : Number(limitRaw);
