@@ -5,7 +5,7 @@
  * service next to in-process oxigraph (sparql.ts) and saved-query runs next to the same page sent
  * straight to the service (saved-queries.ts), then flow runs next to the bare executor (flows.ts),
  * on the same platform process. Prints figures; asserts nothing. `BENCH_ONLY=flows,sparql` runs only
- * the named parts (requests, import-export, sparql, virtuoso, graphql, search, flows). `virtuoso`: `virtuoso` services
+ * the named parts (requests, import-export, sparql, virtuoso, graphql, search, data-routes, flows). `virtuoso`: `virtuoso` services
  * on virtuoso-t (VIRTUOSO_HOSTS) next to Virtuoso queried directly and the embedded engine (virtuoso.ts).
  */
 import { startPlatformProcess } from './embedded-server.js';
@@ -17,6 +17,7 @@ import { benchFlows, benchHookLatency } from './flows.js';
 import { benchVirtuoso } from './virtuoso.js';
 import { benchGraphql } from './graphql.js';
 import { benchSearch } from './search.js';
+import { benchDataRoutes } from './data-routes.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
 const CONCURRENCY = 16;
@@ -83,6 +84,12 @@ try {
     // Text search services: indexing 1 M statements and a mix of 10 searches, next to MiniSearch in-process (search.ts).
     console.log('');
     await benchSearch(platform);
+  }
+
+  if (part('data-routes')) {
+    // Issue 14: import progress while indexing 1 M statements, statements pages, terms, copy (data-routes.ts).
+    console.log('');
+    await benchDataRoutes(platform);
   }
 
   if (part('flows')) {

@@ -93,6 +93,9 @@ describe('assets', () => {
     expect(beyond.status).toBe(416);
     expect(beyond.headers.get('content-range')).toBe('bytes */10');
     expect((await beyond.json()).message).toBeTruthy();
+    // An invalid range is ignored: the whole file.
+    const reversed = await get(path, undefined, { range: 'bytes=5-2' });
+    expect([reversed.status, await reversed.text()]).toEqual([200, '0123456789']);
     const byName = await get('/datasets/alice/docs/assets/download?fileName=digits.txt', undefined, { range: 'bytes=0-0' });
     expect([byName.status, await byName.text()]).toEqual([206, '0']);
   });

@@ -78,6 +78,20 @@ describe('GET …/statements', () => {
     expect(both[0][2]).toEqual({ termType: 'Literal', value: '3', datatype: 'http://www.w3.org/2001/XMLSchema#integer' });
   });
 
+  it('pages a filtered listing too (offset counts matching statements)', async () => {
+    const name = encodeURIComponent(`${EX}name`);
+    const values: string[] = [];
+    for (let offset = 0; offset < 4; offset++) {
+      const res = await p.request('GET', `/datasets/alice/pub/statements?predicate=${name}&limit=1&offset=${offset}`);
+      values.push(...res.body.map((st: any) => st[2].value));
+      expect(Boolean(nextLinkOf(res)), `offset ${offset}`).toBe(offset < 2);
+    }
+    expect(values).toEqual(['Alice', 'Bob', 'Albatross']);
+    // A value holding characters N-Triples escapes is still found (by parsing, not on the raw line).
+    expect((await p.request('GET', `/datasets/alice/pub/terms?q=${encodeURIComponent('b"')}`)).body).toEqual([]);
+    expect((await p.request('GET', `/datasets/alice/pub/statements?object=${encodeURIComponent('"Alice"')}`)).body).toHaveLength(1);
+  });
+
   it('answers 400 for a bad limit or offset or an unknown parameter', async () => {
     for (const q of ['limit=0', 'limit=abc', 'limit=100000', 'offset=-1', 'sort=asc', 'limit=1&limit=2']) {
       const res = await p.request('GET', `/datasets/alice/pub/statements?${q}`);

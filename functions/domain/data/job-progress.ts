@@ -1,8 +1,8 @@
 import type { JobRecord } from './jobs.js';
 import type { Platform } from '../shared/platform.js';
 
-/** How often a running import writes its progress to the job record (not per statement or chunk). */
-export const PROGRESS_EVERY_MS = 5_000;
+/** How often a running import writes its progress to the job record (not per statement or chunk): every second, so a job of a few seconds reports as it goes. One conditional write each. */
+export const PROGRESS_EVERY_MS = 1_000;
 
 /**
  * A running import's progress: bytes downloaded, bytes of its files read and statements indexed,

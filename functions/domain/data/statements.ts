@@ -1,3 +1,5 @@
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
 import { ntIriValue, ntLiteralParts, parseNtLine } from '../../rdf/nt.js';
 import type { AccessService } from '../datasets/access-service.js';
 import type { Caller } from '../shared/caller.js';
@@ -33,6 +35,10 @@ export interface TermQuery extends StatementFilter {
 }
 
 export const MAX_STATEMENTS_PAGE = 1000;
+/** Values written as they are on a canonical line (printable ASCII that N-Triples never escapes). */
+const VERBATIM = /^[\x20-\x7e]+$/;
+/** Characters a canonical line may escape (in literals or IRIs): a value holding one is not looked for verbatim. */
+const NOT_VERBATIM = /["\\<>{}|^`]/;
 export const MAX_TERMS = 100;
 /**
  * Autocomplete reads at most this many statements per request (a few seconds of a function):
@@ -72,18 +78,55 @@ export class StatementReader {
     private readonly catalog: GraphCatalog,
   ) {}
 
-  private async *quads(caller: Caller | null, account: string, datasetName: string, filter: StatementFilter) {
+  /** A graph's canonical lines; the blob stream is closed when the reader stops early. */
+  private async *graphLines(blobKey: string): AsyncGenerator<string> {
+    const raw = await this.catalog.gzipped(blobKey);
+    const text = raw.pipe(createGunzip({ chunkSize: 256 * 1024 }));
+    const lines = createInterface({ input: text, crlfDelay: Infinity });
+    try {
+      for await (const line of lines) if (line) yield line;
+    } finally {
+      lines.close();
+      text.destroy();
+      raw.destroy();
+    }
+  }
+
+  /**
+   * The matching quads after skipping `skip` of them. `needles`: strings every matching line
+   * holds as written (case-insensitive), checked before a line is parsed. Without term filters,
+   * whole graphs are skipped by their statement counts and lines are skipped unparsed.
+   */
+  private async *quads(caller: Caller | null, account: string, datasetName: string, filter: StatementFilter, skip = 0, needles: string[] = []) {
     const { dataset } = await this.access.readableDataset(caller, account, datasetName);
     const manifest = await this.catalog.manifest(dataset);
     const s = matcher(filter.subject);
     const p = matcher(filter.predicate);
     const o = matcher(filter.object);
+    const unfiltered = !s && !p && !o;
+    const tests = [...needles, ...[filter.subject, filter.predicate, filter.object].filter((v): v is string => v !== undefined)]
+      .map((v) => v.replace(/^<(.*)>$/s, '$1'))
+      .filter((v) => v !== '' && VERBATIM.test(v) && !NOT_VERBATIM.test(v))
+      .map((v) => new RegExp(v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'));
+    let toSkip = skip;
     for (const graph of manifest.graphs) {
       if (filter.graph !== undefined && graph.graphName !== filter.graph && `<${graph.graphName}>` !== filter.graph) continue;
-      for await (const line of await this.catalog.lines(graph.blobKey)) {
-        if (!line) continue;
+      if (unfiltered && toSkip >= graph.numberOfStatements) {
+        toSkip -= graph.numberOfStatements;
+        continue;
+      }
+      for await (const line of this.graphLines(graph.blobKey)) {
+        if (unfiltered && toSkip > 0) {
+          toSkip--;
+          continue;
+        }
+        if (tests.length > 0 && !tests.every((t) => t.test(line))) continue;
         const quad = parseNtLine(line);
         if ((s && !s(quad.subject)) || (p && !p(quad.predicate)) || (o && !o(quad.object))) continue;
+        if (toSkip > 0) {
+          toSkip--;
+          continue;
+        }
         yield { quad, graphName: graph.graphName };
       }
     }
@@ -92,13 +135,8 @@ export class StatementReader {
   /** Up to `limit` statements after skipping `offset`; `more` when another page exists. */
   async statements(caller: Caller | null, account: string, datasetName: string, filter: StatementFilter, offset: number, limit: number) {
     const items: StatementTerm[][] = [];
-    let skipped = 0;
     let more = false;
-    for await (const { quad, graphName } of this.quads(caller, account, datasetName, filter)) {
-      if (skipped < offset) {
-        skipped++;
-        continue;
-      }
+    for await (const { quad, graphName } of this.quads(caller, account, datasetName, filter, offset)) {
       if (items.length === limit) {
         more = true;
         break;
@@ -128,7 +166,9 @@ export class StatementReader {
       else if (containing.size < query.limit && value.includes(needle)) containing.add(term.value);
     };
     let scanned = 0;
-    for await (const { quad, graphName } of this.quads(caller, account, datasetName, query)) {
+    // A term holding `q` is on a line holding it (graph names are not on the lines).
+    const needles = query.pos === 'graph' ? [] : [query.q];
+    for await (const { quad, graphName } of this.quads(caller, account, datasetName, query, 0, needles)) {
       if (++scanned > MAX_TERM_SCAN) break;
       for (const pos of positions) {
         if (pos === 'graph') consider({ termType: 'NamedNode', value: graphName });

@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { ValidationError } from '../../../domain/shared/errors.js';
 
 /** One byte range of a file of `size` bytes, inclusive; RFC 9110 §14.1.2. */
 export interface ByteRange {
@@ -10,7 +9,7 @@ export interface ByteRange {
 /**
  * The `Range` header of a GET: null when absent or not a single `bytes=` range (the whole file is
  * sent, as RFC 9110 allows for ranges a server does not support); 'unsatisfiable' when no byte
- * of it lies in the file (416).
+ * of it lies in the file (416). Several ranges are answered with the whole file too (no multipart/byteranges).
  */
 export function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | null {
   if (!header) return null;
@@ -23,7 +22,8 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   }
   const start = Number(m[1]);
   const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
-  if (m[2] !== '' && Number(m[2]) < start) throw new ValidationError('Range: the last byte comes before the first; send bytes=<first>-<last>.');
+  // A range whose last byte comes before its first is invalid: ignored, as RFC 9110 §14.2 lets a server do.
+  if (m[2] !== '' && Number(m[2]) < start) return null;
   if (start >= size) return 'unsatisfiable';
   return { start, end };
 }
