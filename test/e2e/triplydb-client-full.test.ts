@@ -13,11 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFiles } from '../support/imports.js';
 import { waitForService } from '../support/services.js';
 import { TestPlatform } from '../support/platform.js';
+import { OpenApiChecker, startCheckingProxy } from '../support/openapi.js';
 
 let p: TestPlatform;
 let token: string;
 let dir: string;
 let app: ReturnType<typeof App.get>;
+/** Every answer the client gets passes a proxy that checks it against /openapi.json. */
+let proxy: Awaited<ReturnType<typeof startCheckingProxy>>;
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const DATA = '<https://example.org/a> <https://example.org/name> "A" .\n<https://example.org/b> <https://example.org/name> "B" .\n';
 const GRAPH = 'https://example.org/graphs/main';
@@ -40,9 +43,11 @@ beforeAll(async () => {
   if (query.status !== 201) throw new Error(`query: ${query.status} ${query.text}`);
   const org = await p.request('POST', '/accounts', { token, body: { type: 'org', accountName: 'carols' } });
   if (org.status !== 201) throw new Error(`org: ${org.status} ${org.text}`);
-  app = App.get({ url: p.url, token });
+  proxy = await startCheckingProxy(p.url, await OpenApiChecker.load(p));
+  app = App.get({ url: proxy.url, token });
 }, 60_000);
 afterAll(async () => {
+  await proxy?.close();
   await p?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -62,7 +67,7 @@ const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
 
 describe('App', () => {
   it('getInfo, isCompatible', async () => {
-    expect((await app.getInfo()).apiUrl).toBe(p.url);
+    expect((await app.getInfo()).apiUrl).toBe(p.url); // the platform's own URL: the client reaches it through the checking proxy
     expect(await app.isCompatible('23.09.0')).toBe(true);
   });
   it('getAccount, getUser (self and by name), getOrganization', async () => {
@@ -303,7 +308,7 @@ describe('Query', () => {
   it('getInfo, getRunLink, results().bindings(), results().bindings().toFile()', async () => {
     const q = await (await carol()).getQuery('names');
     expect((await q.getInfo()).requestConfig?.payload.query).toMatch(/SELECT/);
-    expect(await q.getRunLink()).toBe(`${p.url}/queries/carol/names/run`);
+    expect(await q.getRunLink()).toBe(`${proxy.url}/queries/carol/names/run`);
     expect((await collect(q.results().bindings())).map((b: any) => b.name)).toEqual(['A', 'B']);
     const out = join(dir, 'names.tsv');
     await q.results().bindings().toFile(out);
@@ -339,5 +344,12 @@ describe('Query', () => {
     const construct = await user.addQuery('pipeline', { dataset: await base(), queryString: 'CONSTRUCT WHERE { ?s ?p ?o }', serviceType: 'speedy' });
     const target = await user.addDataset('pipeline-target');
     await expect(construct.runPipeline({ destination: { dataset: target, graph: 'https://example.org/graphs/pipeline' } })).rejects.toThrow(/Pipeline functionality is not yet enabled/);
+  });
+});
+
+describe('the answers the client got', () => {
+  it('all match /openapi.json', () => {
+    expect(proxy.answers()).toBeGreaterThan(100);
+    expect(proxy.problems).toEqual([]);
   });
 });

@@ -5,6 +5,8 @@
  * OpenAPI 3.1; Ajv comes with that validator).
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { matchRoute } from '../../functions/http/router.js';
 import type { ApiResponse, PlatformClient, RequestOptions } from './platform-client.js';
@@ -88,4 +90,56 @@ export class OpenApiChecker {
     }
     return validate;
   }
+}
+
+const HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'upgrade', 'proxy-connection'];
+const forwardable = (headers: IncomingHttpHeaders) => Object.fromEntries(Object.entries(headers).filter(([k, v]) => v !== undefined && !HOP_BY_HOP.includes(k)));
+
+/**
+ * A proxy on 127.0.0.1 in front of the platform that checks every answer passing through against
+ * the document (a client such as @triply/triplydb is pointed at it unchanged). Problems are
+ * collected, not thrown: the test asserts `problems` is empty at its end.
+ */
+export async function startCheckingProxy(target: string, checker: OpenApiChecker): Promise<{ url: string; problems: string[]; answers: () => number; close(): Promise<void> }> {
+  const problems: string[] = [];
+  let answers = 0;
+  const upstream = new URL(target);
+  const server = createServer(async (req, res) => {
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      const answer = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        const out = httpRequest(
+          { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...forwardable(req.headers), 'content-length': String(body.length) } },
+          (r) => {
+            const parts: Buffer[] = [];
+            r.on('data', (c: Buffer) => parts.push(c));
+            r.on('end', () => resolve({ status: r.statusCode ?? 500, headers: r.headers, body: Buffer.concat(parts) }));
+            r.on('error', reject);
+          },
+        );
+        out.on('error', reject);
+        out.end(body);
+      });
+      answers++;
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(answer.headers)) for (const value of [v ?? []].flat()) headers.append(k, value);
+      problems.push(...checker.problems(req.method ?? 'GET', req.url ?? '/', { status: answer.status, headers, text: answer.body.toString('utf8') }));
+      res.writeHead(answer.status, forwardable(answer.headers));
+      res.end(answer.body);
+    } catch (error) {
+      problems.push(`proxy: ${req.method} ${req.url}: ${(error as Error).message}`);
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.destroy();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    problems,
+    answers: () => answers,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

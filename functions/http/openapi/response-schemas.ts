@@ -128,6 +128,11 @@ export const InfoView = z
   .looseObject({ apiUrl: text, consoleUrl: text, version: text, featureToggles: z.record(z.string(), z.unknown()), enabledServices: z.unknown() })
   .meta({ id: 'Info' });
 
+/** A graph as a service has loaded it (`GET …/services/{service}/graphs`). */
+export const ServiceGraphView = z
+  .looseObject({ graphName: text, status: z.enum(['loaded', 'loading', 'error', 'notLoaded']), statements: z.number().int().optional() })
+  .meta({ id: 'ServiceGraph' });
+
 export const RunView = z.looseObject({ id: text, status: text }).meta({ id: 'FlowRun' });
 
 /** JSON arrays of a view. */

@@ -4,7 +4,7 @@
  * schemas beside their handlers), and its answers. An operation without an entry still appears in
  * the document (generator.ts), with a generic answer: new routes show up on their own.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import * as accounts from '../routes/accounts.js';
 import * as auth from '../routes/auth.js';
 import * as datasetHooks from '../routes/dataset-hooks.js';
@@ -105,7 +105,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   renameGraph: { summary: 'Renames a graph.', body: ['graphs', 'RenameBody'], answers: { '2XX': ok(R.GraphView) } },
   deleteGraph: { summary: 'Deletes a graph.', answers: { 204: none() } },
 
-  listAssets: { summary: "The dataset's assets.", answers: { 200: list(R.AssetView) } },
+  listAssets: { summary: "The dataset's assets; with fileName= the one asset of that name (404 if none).", query: ['fileName', ...PAGED], answers: { 200: ok(z.union([R.listOf(R.AssetView), R.AssetView]), 'A page of assets, or the asset named by fileName.') } },
   uploadAsset: { summary: 'Uploads an asset or a new version (multipart).', bodyMedia: ['multipart/form-data'], answers: { '2XX': ok(R.AssetView) } },
   assetUpload: { summary: 'tus upload of an asset.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.') } },
   downloadAsset: { summary: "An asset's (latest or given) version.", answers: { '2XX': any('The file (206 for a Range).') } },
@@ -117,7 +117,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   serviceAction: { summary: 'Stops, starts, restarts or syncs a service.', body: ['services', 'ActionBody'], answers: { '2XX': ok(R.ServiceView) } },
   renameService: { summary: 'Renames a service.', body: ['services', 'RenameBody'], answers: { '2XX': ok(R.ServiceView) } },
   deleteService: { summary: 'Deletes a service.', answers: { 204: none() } },
-  serviceGraphs: { summary: 'The graphs a service has loaded.', answers: { 200: list(R.GraphView) } },
+  serviceGraphs: { summary: 'The graphs a service has loaded.', answers: { 200: list(R.ServiceGraphView, 'Every graph, with its load status.') } },
   serviceSparql: { summary: 'SPARQL 1.1 protocol: query (GET or POST) or update (POST) through a service.', query: ['query', 'default-graph-uri', 'named-graph-uri'], bodyMedia: ['application/sparql-query', 'application/sparql-update', 'application/x-www-form-urlencoded'], answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
   datasetSparql: { summary: 'SPARQL 1.1 protocol on the dataset itself: query, and update (changes the graphs).', query: ['query', 'default-graph-uri', 'named-graph-uri'], bodyMedia: ['application/sparql-query', 'application/sparql-update', 'application/x-www-form-urlencoded'], answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
 
