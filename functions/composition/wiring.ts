@@ -37,6 +37,7 @@ import { SparqlProtocolEngine } from '../adapters/common/sparql-protocol/engine.
 import type { Platform, PlatformSettings } from '../domain/shared/platform.js';
 import type { Services } from '../http/api.js';
 import { StoryService } from '../domain/stories/story-service.js';
+import { accountAvatarKey } from '../domain/accounts/accounts.js';
 
 /**
  * The ports whose adapters are the same in both runtimes (storage, tasks and uploads differ).
@@ -86,6 +87,7 @@ export function createServices(given: Omit<Platform, 'search'> & { search?: Plat
     await flows.removeAllOf(account.uid);
     await datasets.removeAllOf(account.uid);
     await new StoryService(platform, access).removeAllOf(account.uid);
+    await platform.blobs.data.delete(accountAvatarKey(account.uid));
   });
   const imports = new ImportService(platform, access, catalog);
   return {

@@ -32,6 +32,9 @@ export function accountView(
   return { ...view, ...options.extra };
 }
 
+/** An account's avatar in the data bucket: under `datasets/`, where every data bucket grant is held (no dataset id starts with `_`). */
+export const accountAvatarKey = (uid: string): string => `datasets/_avatars/${uid}`;
+
 export const membershipView = (m: MembershipRecord, user: AccountRecord): Record<string, unknown> => ({
   role: m.role,
   user: accountView(user),

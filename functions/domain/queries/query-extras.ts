@@ -50,6 +50,11 @@ export class QueryExtras {
     await this.platform.blobs.data.put(statsKey(queryId), JSON.stringify(stats), { contentType: 'application/json' });
   }
 
+  /** Removes what a deleted query left here (its statistics). */
+  async forget(queryId: string): Promise<void> {
+    await this.platform.blobs.data.delete(statsKey(queryId));
+  }
+
   /**
    * Moves a query to another account the caller may write to (TriplyDB's chown). Versions are
    * keyed by the query's id, so the moved query gets a new id and its versions are copied over
@@ -69,6 +74,7 @@ export class QueryExtras {
     }
     await store.createQuery(moved);
     await store.deleteQuery(query);
+    await this.forget(query.id);
     return { query: moved, owner: target };
   }
 }

@@ -255,7 +255,9 @@ export const queryOperations: Operations = {
   }),
 
   deleteQuery: followRenames(async (ctx) => {
+    const { query } = await ctx.services.savedQueries.get(ctx.caller, ctx.params.account!, ctx.params.query!);
     await ctx.services.savedQueries.delete(ctx.caller, ctx.params.account!, ctx.params.query!);
+    await extras(ctx).forget(query.id);
     return { status: 204, headers: {} };
   }),
 

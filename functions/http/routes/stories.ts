@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { accountAvatarKey } from '../../domain/accounts/accounts.js';
 import { ACCESS_LEVELS } from '../../domain/datasets/datasets.js';
 import { NotFoundError, ValidationError } from '../../domain/shared/errors.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../domain/shared/paging.js';
@@ -35,7 +36,7 @@ const MAX_AVATAR_BYTES = 2 * 1024 * 1024;
  * Avatars in the data bucket, under `datasets/` where every data bucket grant is held: a dataset's
  * beside its data (it goes with it), an account's under `datasets/_avatars/` (no dataset id starts with `_`).
  */
-const avatarKey = (kind: 'a' | 'd', id: string) => (kind === 'd' ? `datasets/${id}/avatar` : `datasets/_avatars/${id}`);
+const avatarKey = (kind: 'a' | 'd', id: string) => (kind === 'd' ? `datasets/${id}/avatar` : accountAvatarKey(id));
 
 const queryCheck = (ctx: OperationContext): QueryCheck => async (caller, id) => (await queryViewById(ctx.services, caller, id, ctx.apiUrl)) !== null;
 
