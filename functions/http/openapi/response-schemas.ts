@@ -133,6 +133,16 @@ export const ServiceGraphView = z
   .looseObject({ graphName: text, status: z.enum(['loaded', 'loading', 'error', 'notLoaded']), statements: z.number().int().optional() })
   .meta({ id: 'ServiceGraph' });
 
+export const PrefixView = z.looseObject({ prefixLabel: text, iri: text, scope: z.enum(['local', 'global']).optional() }).meta({ id: 'Prefix' });
+
+export const StoryView = z
+  .looseObject({ id: text, name: text, accessLevel: z.enum(['public', 'internal', 'private']), owner: AccountView, content: z.array(z.looseObject({ type: z.enum(['paragraph', 'query']) })) })
+  .meta({ id: 'Story' });
+
+const term = z.looseObject({ termType: text, value: text });
+/** `GET …/statements`: each statement as its three or four terms. */
+export const StatementView = z.array(term).min(3).max(4).meta({ id: 'Statement' });
+
 export const RunView = z.looseObject({ id: text, status: text }).meta({ id: 'FlowRun' });
 
 /** JSON arrays of a view. */

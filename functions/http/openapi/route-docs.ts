@@ -9,6 +9,7 @@ import * as accounts from '../routes/accounts.js';
 import * as auth from '../routes/auth.js';
 import * as datasetHooks from '../routes/dataset-hooks.js';
 import * as datasets from '../routes/datasets.js';
+import * as datasetCopy from '../routes/data/copy.js';
 import * as flows from '../routes/flows/flows.js';
 import * as flowHooks from '../routes/flows/hooks.js';
 import * as schedules from '../routes/flows/schedules.js';
@@ -21,7 +22,7 @@ import * as stories from '../routes/stories.js';
 import * as R from './response-schemas.js';
 
 /** The route modules whose exported body schemas the docs name. */
-export const SCHEMA_MODULES = { accounts, auth, datasetHooks, datasets, flows, flowHooks, schedules, graphql, graphs, imports, queries, services, stories } as const;
+export const SCHEMA_MODULES = { accounts, auth, datasetHooks, datasets, datasetCopy, flows, flowHooks, schedules, graphql, graphs, imports, queries, services, stories } as const;
 export type SchemaModule = keyof typeof SCHEMA_MODULES;
 
 /** One answer: a JSON view (schema), an empty answer, or a body of another media type (`media`). */
@@ -152,6 +153,38 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   chownStory: { summary: 'Moves a story to an account.', body: ['stories', 'ToAccountBody'], answers: { '2XX': any('The story.', ['application/json']) } },
   createDatasetHook: { summary: 'Creates a dataset webhook.', body: ['datasetHooks', 'HookBody'], answers: { 201: any('The webhook.', ['application/json']) } },
   updateDatasetHook: { summary: 'Changes a dataset webhook.', body: ['datasetHooks', 'HookPatch'], answers: { 200: any('The webhook.', ['application/json']) } },
+
+  updateMe: { summary: 'Changes the signed-in account (as PATCH /accounts/{account}).', body: ['accounts', 'AccountPatchBody'], answers: { 200: ok(R.AccountView) } },
+  deleteMe: { summary: 'Deletes the signed-in account.', answers: { 204: none() } },
+  getGlobalPrefixes: { summary: "The instance's prefixes.", answers: { 200: list(R.PrefixView, 'Every prefix.') } },
+  getGlobalPrefix: { summary: 'One prefix of the instance.', answers: { 200: ok(R.PrefixView) } },
+  getPrefixes: { summary: "The dataset's prefixes, its own and the instance's.", answers: { 200: list(R.PrefixView, 'Every prefix.') } },
+  addDatasetPrefixes: { summary: 'Adds prefixes to the dataset.', body: ['datasets', 'PrefixesBody'], answers: { '2XX': any('The prefixes.', ['application/json']) } },
+  replaceDatasetPrefixes: { summary: "Replaces the dataset's prefixes.", body: ['datasets', 'PrefixesBody'], answers: { '2XX': any('The prefixes.', ['application/json']) } },
+  getDatasetPrefix: { summary: 'One prefix of the dataset.', answers: { 200: ok(R.PrefixView) } },
+  putDatasetPrefix: { summary: 'Sets one prefix of the dataset.', body: ['datasets', 'PrefixIriBody'], answers: { '2XX': ok(R.PrefixView) } },
+  deletePrefix: { summary: 'Removes a prefix of the dataset.', answers: { '2XX': none() } },
+  chownDataset: { summary: 'Moves the dataset to another account.', body: ['datasets', 'ToAccountBody'], answers: { 200: ok(R.DatasetView) } },
+  copyDataset: { summary: 'Copies the dataset (graphs, metadata) to an account.', body: ['datasetCopy', 'CopyBody'], answers: { '2XX': ok(R.DatasetView) } },
+  getImports: { summary: 'The graphs imported from other datasets.', answers: { 200: any('The imports.', ['application/json']) } },
+  updateImports: { summary: 'Imports graphs from other datasets.', body: ['datasetCopy', 'ImportsBody'], answers: { '2XX': any('The imports.', ['application/json']) } },
+  getStatements: { summary: 'Statements matching subject, predicate, object and graph.', query: ['subject', 'predicate', 'object', 'graph', ...PAGED], answers: { 200: list(R.StatementView) } },
+  getTerms: { summary: 'Terms starting with q (autocomplete).', query: ['q', 'termType', 'pos', 'graph', ...PAGED], answers: { 200: any('The terms.', ['application/json']) } },
+  cancelAllJobs: { summary: "Cancels the dataset's unfinished jobs.", answers: { '2XX': { description: 'Canceled.', empty: true, media: ['application/json'] } } },
+  resetJob: { summary: 'Resets a job that ended in error, to start it again.', answers: { '2XX': ok(R.JobView) } },
+  deleteJobFile: { summary: 'Removes one uploaded file from a job that has not started.', answers: { '2XX': { description: 'Removed.', empty: true, media: ['application/json'] } } },
+  deleteAllAssets: { summary: "Deletes every asset of the dataset.", answers: { 204: none() } },
+  downloadAssetByName: { summary: 'The asset named by fileName (its latest version).', query: ['fileName'], answers: { '2XX': any('The file (206 for a Range).') } },
+  chownQuery: { summary: 'Moves the saved query to another account.', answers: { 200: ok(R.QueryView) } },
+  listAllStories: { summary: 'Stories the caller may read.', query: PAGED, answers: { 200: list(R.StoryView) } },
+  listAccountStories: { summary: "An account's stories.", query: PAGED, answers: { 200: list(R.StoryView) } },
+  getStory: { summary: 'One story.', answers: { 200: ok(R.StoryView) } },
+  deleteStory: { summary: 'Deletes a story.', answers: { 204: none() } },
+  uploadStoryBanner: { summary: "Sets the story's banner image (multipart field banner).", bodyMedia: ['multipart/form-data'], answers: { '2XX': any('The story.', ['application/json']) } },
+  getStoryBanner: { summary: "The story's banner image.", answers: { 200: any('The image.', ['image/*']) } },
+  setAccountAvatar: { summary: "Sets an account's avatar (multipart field avatar).", bodyMedia: ['multipart/form-data'], answers: { '2XX': any('Done.', ['application/json']) } },
+  setDatasetAvatar: { summary: "Sets a dataset's avatar (multipart field avatar).", bodyMedia: ['multipart/form-data'], answers: { '2XX': any('Done.', ['application/json']) } },
+  getAvatar: { summary: 'An avatar image.', answers: { 200: any('The image.', ['image/*']) } },
 
   download: { summary: 'Every graph in one RDF file (format by extension or Accept; .gz compressed).', answers: { 200: any('RDF.', RDF) } },
   describe: { summary: 'The statements about one resource.', query: ['resource'], answers: { 200: any('RDF.', RDF) } },

@@ -43,8 +43,8 @@ const toPrefixList = (p: z.infer<typeof PrefixesBody>) =>
 
 const LIST_PARAMS = ['limit', 'after', 'q', 'verbose', 'sparql'];
 const ListFilter = z.object({ q: z.string().max(256, 'at most 256 characters').optional() });
-const ToAccountBody = z.object({ toAccount: z.string('is required').max(40, 'an account name has at most 40 characters') });
-const PrefixIriBody = z.object({ iri: z.string('is required').max(2048, 'at most 2048 characters') });
+export const ToAccountBody = z.object({ toAccount: z.string('is required').max(40, 'an account name has at most 40 characters') });
+export const PrefixIriBody = z.object({ iri: z.string('is required').max(2048, 'at most 2048 characters') });
 
 /** The view of a dataset in a response: with its avatar, and with `verbose` its services too. */
 async function view(ctx: OperationContext, d: DatasetRecord, owner: AccountRecord, verbose = false) {
