@@ -140,6 +140,30 @@ describe('import jobs', () => {
     expect((await waitForJob(p, alice, 'alice/docs', job.jobId)).status).toBe('finished');
   });
 
+  it('start takes no body, or {overwriteAll}; anything else is a 400', async () => {
+    await p.createDataset('alice', 'over', 'private', alice);
+    const line = (o: string) => `<https://e.org/s> <https://e.org/p> "${o}" .\n`;
+    const run = async (content: string, body?: unknown) => {
+      const job = await createJob('alice/over');
+      await uploadJobFile('alice/over', job.jobId, alice, 'x.nt', content);
+      const started = await p.request('POST', `/datasets/alice/over/jobs/${job.jobId}/start`, { token: alice, ...(body === undefined ? {} : { body }) });
+      return { job, started };
+    };
+    const first = await run(line('one'));
+    expect(first.started.status).toBe(202);
+    await waitForJob(p, alice, 'alice/over', first.job.jobId);
+    const bad = await run(line('two'), { overwrite: true });
+    expect(bad.started.status).toBe(400);
+    expect(bad.started.body.message).toMatch(/overwrite/);
+    expect((await p.request('POST', `/datasets/alice/over/jobs/${bad.job.jobId}/start`, { token: alice, body: { overwriteAll: 'yes' } })).status).toBe(400);
+    const over = await p.request('POST', `/datasets/alice/over/jobs/${bad.job.jobId}/start`, { token: alice, body: { overwriteAll: true } });
+    expect(over.status, over.text).toBe(202);
+    expect(over.body.overwriteAll).toBe(true);
+    await waitForJob(p, alice, 'alice/over', bad.job.jobId);
+    const statements = (await p.request('GET', '/datasets/alice/over/statements', { token: alice })).body;
+    expect(statements.map((st: any) => st[2].value)).toEqual(['two']);
+  });
+
   it('DELETE …/jobs/{id}/{sourceFileId} removes one file of a job not started', async () => {
     const job = await createJob('alice/docs');
     await uploadJobFile('alice/docs', job.jobId, alice, 'keep.nt', '<https://e.org/k> <https://e.org/p> "k" .\n');

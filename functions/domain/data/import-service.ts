@@ -206,7 +206,7 @@ export class ImportService {
   }
 
   /** Starts a job; `uploadScope`: where its resumable uploads live, none of which may be unfinished. */
-  async start(caller: Caller | null, account: string, datasetName: string, jobId: string, options: { uploadScope?: string } = {}) {
+  async start(caller: Caller | null, account: string, datasetName: string, jobId: string, options: { uploadScope?: string; overwriteAll?: boolean } = {}) {
     const { job, dataset, owner } = await this.jobAcceptingFiles(caller, account, datasetName, jobId);
     const files = await this.platform.store.listJobFiles(dataset.id, jobId);
     const unfinished = options.uploadScope ? ((await this.platform.uploads.unfinished?.(options.uploadScope)) ?? []) : [];
@@ -221,7 +221,9 @@ export class ImportService {
       );
     }
     if (files.length === 0) throw new ValidationError('The job has no files; add files before starting it.');
-    const started: JobRecord = { ...job, status: 'pending', updatedAt: this.now() };
+    // `overwriteAll` given at start replaces the job's choice (and excludes merging).
+    const choice = options.overwriteAll === undefined ? {} : { overwriteAll: options.overwriteAll, mergeGraphs: options.overwriteAll ? false : job.mergeGraphs };
+    const started: JobRecord = { ...job, ...choice, status: 'pending', updatedAt: this.now() };
     await this.platform.store.updateJob(started, ['created']);
     await this.enqueue(started, { bytes: files.reduce((n, f) => n + f.fileSize, 0) });
     return { job: started, files, dataset, owner };

@@ -19,6 +19,9 @@ export const JobBody = z.object({
   downloadUrls: z.array(z.string()).optional(),
 });
 
+/** `POST …/jobs/{jobId}/start` body, optional: `overwriteAll` changes how the job treats graphs that exist. */
+export const StartBody = z.strictObject({ overwriteAll: z.boolean().optional() });
+
 const jobPath = (ctx: OperationContext, jobId: string) => `/datasets/${ctx.params.account}/${ctx.params.dataset}/jobs/${jobId}`;
 const jobUrl = (ctx: OperationContext, jobId: string) => `${ctx.apiUrl}${jobPath(ctx, jobId)}`;
 
@@ -70,7 +73,9 @@ export const importOperations: Operations = {
     // By the job's own part of the path: the account and dataset names may have been typed in
     // another case, or renamed, since the uploads were made (job ids are unique).
     const uploadScope = `/jobs/${params.jobId!}/add`;
-    const { job, files } = await services.imports.start(caller, params.account!, params.dataset!, params.jobId!, { uploadScope });
+    // No body (the TriplyDB client sends none), or `{overwriteAll}` as TriplyDB's description allows.
+    const { overwriteAll } = parseJsonBody(ctx.req, StartBody);
+    const { job, files } = await services.imports.start(caller, params.account!, params.dataset!, params.jobId!, { uploadScope, overwriteAll });
     // 202: the job is queued; it runs on its own (poll the job).
     return jsonResponse(202, jobView(job, files, jobUrl(ctx, job.jobId)));
   },
