@@ -218,6 +218,7 @@ describe('import jobs', () => {
 
     expect((await p.request('DELETE', '/datasets/alice/jobs/jobs', { token: bob })).status).toBe(403);
     expect((await p.request('DELETE', '/datasets/alice/jobs/jobs')).status).toBe(401);
+    expect((await p.request('DELETE', '/datasets/alice/jobs/jobs?status=error', { token: alice })).status).toBe(400);
     const res = await p.request('DELETE', '/datasets/alice/jobs/jobs', { token: alice });
     expect(res.status, res.text).toBe(200);
     expect([...res.body.deletedJobIds].sort()).toEqual([waiting.jobId, failed.jobId].sort());

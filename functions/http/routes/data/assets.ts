@@ -96,6 +96,7 @@ export const assetOperations: Operations = {
   },
 
   async deleteAllAssets(ctx) {
+    allowQueryParams(ctx.req, []);
     await ctx.services.assets.deleteAll(ctx.caller, ctx.params.account!, ctx.params.dataset!);
     return { status: 204, headers: {} };
   },

@@ -5,6 +5,7 @@ import { jobView } from '../../../domain/data/jobs.js';
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { parseJsonBody, validate } from '../../request.js';
+import { allowQueryParams } from '../../query-params.js';
 import { bufferBody, fromWebResponse, isMultipart, receiveMultipart, toWebRequest } from '../../uploads.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
@@ -82,16 +83,19 @@ export const importOperations: Operations = {
 
   /** `DELETE …/jobs`: the jobs in error or canceled, and those not yet indexing (canceled first); 200 with their ids. */
   async cancelAllJobs(ctx) {
+    allowQueryParams(ctx.req, []);
     const deletedJobIds = await ctx.services.jobAdmin.clear(ctx.caller, ctx.params.account!, ctx.params.dataset!);
     return jsonResponse(200, { deletedJobIds });
   },
 
   async resetJob(ctx) {
+    allowQueryParams(ctx.req, []);
     const job = await ctx.services.jobAdmin.reset(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.jobId!);
     return jsonResponse(200, jobView(job, [], jobUrl(ctx, job.jobId)));
   },
 
   async deleteJobFile(ctx) {
+    allowQueryParams(ctx.req, []);
     await ctx.services.jobAdmin.removeFile(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.jobId!, ctx.params.sourceFileId!);
     return { status: 204, headers: {} };
   },
