@@ -2,8 +2,8 @@
  * Issue 14, area B, through the AWS harness (real bundles, env and IAM policies): stories and
  * avatars in the datasets function (data bucket blobs), pinned items shown by the accounts and
  * auth functions (their data bucket read grants), and dataset webhooks delivered by the flow
- * hook dispatcher (no VPC, the import's `Import finished` event through EventBridge; its data
- * bucket write grant records each delivery) through the guarded outbound fetch.
+ * hook dispatcher (no VPC, the import's `Import finished` event and S3's `Object Created` through
+ * EventBridge; its data bucket write grant records each delivery) through the guarded outbound fetch.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -86,5 +86,21 @@ describe('on AWS: stories, avatars and pins (issue 14)', () => {
     }
     expect(records[0]).toMatchObject({ statusCode: 200, eventName: 'graphImport' });
     expect(received.some((b) => JSON.parse(b).jobId === job.jobId)).toBe(true);
+  });
+
+  it('a fileUpload webhook fires when an asset file lands in the data bucket (S3 → EventBridge → the dispatcher)', async () => {
+    const hook = await aws.request('POST', '/datasets/alice/hooked/hooks', { token: alice, body: { url: `${base}/files`, onEvents: { fileUpload: true } } });
+    expect(hook.status, hook.text).toBe(201);
+    const form = new FormData();
+    form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'readme.txt');
+    const up = await fetch(`${aws.url}/datasets/alice/hooked/assets`, { method: 'POST', headers: { authorization: `Bearer ${alice}` }, body: form });
+    expect(up.status, await up.clone().text()).toBe(201);
+    let records: any[] = [];
+    for (let i = 0; i < 100 && records.length === 0; i++) {
+      await aws.aws.idle();
+      records = (await aws.request('GET', `/datasets/alice/hooked/hookrecords/${hook.body.id}`, { token: alice })).body;
+      if (records.length === 0) await delay(100);
+    }
+    expect(records[0]).toMatchObject({ statusCode: 200, eventName: 'fileUpload', payload: { asset: { assetName: 'readme.txt' } } });
   });
 });
