@@ -20,6 +20,11 @@ export interface BlobStore {
   head(key: string): Promise<BlobInfo | null>;
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Copies a blob to another key of the same store within the store itself (S3 CopyObject, a file
+   * copy), so the bytes need not pass through the caller. Resolves to null when `from` is missing.
+   */
+  copy?(from: string, to: string): Promise<BlobInfo | null>;
   /** All blobs under a prefix, in key order. */
   list(prefix: string): AsyncIterable<BlobInfo>;
   /**

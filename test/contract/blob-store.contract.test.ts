@@ -138,6 +138,21 @@ function describeBlobStoreContract(name: string, factory: () => BlobStore): void
       await store.delete(`${ns}gone/x`);
       expect(await keysOf(store.list(ns))).toEqual([`${ns}keep`]);
     });
+
+    it('copies a blob within the store (content and content type), independent of its source; null for a missing one', async () => {
+      fresh();
+      expect(store.copy).toBeDefined();
+      const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 251));
+      await store.put(`${ns}from.bin`, bytes, { contentType: 'application/gzip' });
+      const info = await store.copy!(`${ns}from.bin`, `${ns}sub/to.bin`);
+      expect(info).toMatchObject({ key: `${ns}sub/to.bin`, size: bytes.length });
+      expect((await readAll(await store.get(`${ns}sub/to.bin`))).equals(bytes)).toBe(true);
+      expect((await store.head(`${ns}sub/to.bin`))?.contentType).toBe('application/gzip');
+      await store.delete(`${ns}from.bin`);
+      expect((await readAll(await store.get(`${ns}sub/to.bin`))).equals(bytes)).toBe(true);
+      expect(await store.copy!(`${ns}missing`, `${ns}never`)).toBeNull();
+      expect(await store.head(`${ns}never`)).toBeNull();
+    });
   });
 }
 

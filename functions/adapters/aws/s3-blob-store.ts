@@ -1,6 +1,7 @@
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
@@ -20,6 +21,8 @@ const MIB = 1024 * 1024;
 /** S3 refuses multipart parts under 5 MiB (except the last one). */
 const MIN_PART_SIZE = 5 * MIB;
 const DEFAULT_PART_SIZE = 8 * MIB;
+/** The largest object a single CopyObject copies. */
+const MAX_COPY_OBJECT_BYTES = 5 * 1024 * MIB;
 /** S3's hard limit on parts per multipart upload. */
 const MAX_PARTS = 10_000;
 
@@ -92,6 +95,18 @@ export class S3BlobStore implements BlobStore {
       if (isNotFound(err)) return null;
       throw err;
     }
+  }
+
+  /** CopyObject (one request, up to 5 GB; larger blobs stream through get and put). */
+  async copy(from: string, to: string): Promise<BlobInfo | null> {
+    const info = await this.head(from);
+    if (!info) return null;
+    if (info.size > MAX_COPY_OBJECT_BYTES) {
+      const body = await this.get(from);
+      return body ? this.put(to, body, { contentType: info.contentType }) : null;
+    }
+    await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: `${this.bucket}/${encodeURIComponent(from).replace(/%2F/g, '/')}` }));
+    return { ...info, key: to, lastModified: new Date() };
   }
 
   async delete(key: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, type Dirent, type Stats } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { constants as fsConstants, createWriteStream, type Dirent, type Stats } from 'node:fs';
+import { copyFile, mkdir, open, readdir, readFile, rename, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -87,6 +87,30 @@ export class FsBlobStore implements BlobStore {
     }
     // The stream owns the handle from here and closes it on end, error or destroy.
     return handle.createReadStream();
+  }
+
+  /** A file copy into the temporary folder, then renamed into place (atomic, like put). */
+  async copy(from: string, to: string): Promise<BlobInfo | null> {
+    const source = this.fileFor(from);
+    const file = this.fileFor(to);
+    const tmpDir = path.join(this.root, TMP_DIR);
+    await mkdir(tmpDir, { recursive: true });
+    const tmp = path.join(tmpDir, randomUUID());
+    try {
+      await copyFile(source, tmp, fsConstants.COPYFILE_EXCL);
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+    try {
+      const meta = await this.readMeta(from);
+      await this.writeMeta(to, meta);
+      await renameIntoPlace(tmp, file);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+    return this.head(to);
   }
 
   async head(key: string): Promise<BlobInfo | null> {
