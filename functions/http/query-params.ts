@@ -1,4 +1,5 @@
 import { ValidationError } from '../domain/shared/errors.js';
+import type { Operations } from './api.js';
 import type { HttpRequest } from './types.js';
 
 /**
@@ -16,3 +17,17 @@ export function allowQueryParams(req: HttpRequest, allowed: readonly string[]): 
 
 /** A flag parameter such as `verbose`: present (any value but "false") means on. */
 export const flagParam = (req: HttpRequest, name: string): boolean => req.query.has(name) && req.query.get(name) !== 'false';
+
+/** The operations named take no query parameters at all: any one answers 400 (see allowQueryParams). */
+export function withoutQueryParams(ops: Operations, names: readonly string[]): Operations {
+  const out = { ...ops };
+  for (const name of names) {
+    const op = ops[name];
+    if (!op) throw new Error(`withoutQueryParams: no operation ${name}`);
+    out[name] = (ctx) => {
+      allowQueryParams(ctx.req, []);
+      return op(ctx);
+    };
+  }
+  return out;
+}

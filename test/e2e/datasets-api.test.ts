@@ -76,6 +76,15 @@ describe('dataset listings and chown (issue 14)', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.message).toMatch(/unknown query parameter/);
     expect((await p.request('GET', '/datasets/alice/people?foo=bar')).status).toBe(400);
+    // Writes take none: the parameter is named, and nothing changes.
+    const write = await p.request('PATCH', '/datasets/alice/places?displayName=x', { token: alice, body: { description: 'changed?' } });
+    expect(write.status).toBe(400);
+    expect(write.body.message).toMatch(/^displayName: unknown query parameter/);
+    expect((await p.request('GET', '/datasets/alice/places')).body.description).not.toBe('changed?');
+    expect((await p.request('POST', '/queries/alice?force=1', { token: alice, body: { name: 'x' } })).status).toBe(400);
+    expect((await p.request('POST', '/stories/alice?x=1', { token: alice, body: { name: 'x' } })).status).toBe(400);
+    expect((await p.request('POST', '/datasets/alice/places/hooks?x=1', { token: alice, body: { url: 'https://example.org/' } })).status).toBe(400);
+    expect((await p.request('POST', '/accounts/acme/members?x=1', { token: alice, body: { accountName: 'carol', role: 'member' } })).status).toBe(400);
   });
 
   it('chown moves a dataset (its data too) to an account the caller may write to', async () => {

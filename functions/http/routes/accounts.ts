@@ -7,7 +7,7 @@ import { PERMISSIONS } from '../../domain/accounts/permissions.js';
 import type { Operations, Services } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam, validate } from '../request.js';
-import { allowQueryParams } from '../query-params.js';
+import { allowQueryParams, withoutQueryParams } from '../query-params.js';
 import { accountMatches } from '../../domain/accounts/account-filters.js';
 import { UnauthenticatedError } from '../../domain/shared/errors.js';
 import { checkPins, MAX_PINNED_ITEMS, PIN_TYPES, resolvePins } from '../../domain/stories/pins.js';
@@ -97,7 +97,7 @@ export async function applyAccountPatch(ctx: OperationContext, accountName: stri
   return jsonResponse(200, await view(services, caller, account, apiUrl, true));
 }
 
-export const accountOperations: Operations = {
+const operations: Operations = {
   async listAccounts({ req, services, caller, apiUrl }) {
     allowQueryParams(req, ['limit', 'after', 'q', 'type', 'verbose']);
     const page = parsePageRequest(singleQueryParam(req, 'limit'), singleQueryParam(req, 'after'));
@@ -229,3 +229,6 @@ export const accountOperations: Operations = {
     return { status: 204, headers: {} };
   },
 };
+
+/** Writes take no query parameters (account changes take `verbose`, as the TriplyDB client sends it). */
+export const accountOperations: Operations = withoutQueryParams(operations, ['createAccount', 'deleteAccount', 'deleteMe', 'createOrganizationForUser', 'addMember', 'updateMember', 'removeMember', 'createRole', 'updateRole', 'deleteRole', 'createToken', 'deleteToken']);

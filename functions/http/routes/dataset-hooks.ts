@@ -4,7 +4,7 @@ import { ValidationError } from '../../domain/shared/errors.js';
 import { MAX_PAGE_SIZE } from '../../domain/shared/paging.js';
 import type { Operations, OperationContext } from '../api.js';
 import { jsonResponse } from '../errors.js';
-import { allowQueryParams } from '../query-params.js';
+import { allowQueryParams, withoutQueryParams } from '../query-params.js';
 import { parseJsonBody, singleQueryParam } from '../request.js';
 
 export const HookBody = z.object({
@@ -23,7 +23,7 @@ export const HookPatch = z.object({
 const webhooks = (ctx: OperationContext) => new DatasetWebhooks(ctx.services.platform, ctx.services.access);
 const at = (ctx: OperationContext) => [ctx.caller, ctx.params.account!, ctx.params.dataset!] as const;
 
-export const datasetHookOperations: Operations = {
+const operations: Operations = {
   async listDatasetHooks(ctx) {
     allowQueryParams(ctx.req, []);
     return jsonResponse(200, await webhooks(ctx).list(...at(ctx)));
@@ -53,3 +53,6 @@ export const datasetHookOperations: Operations = {
     return jsonResponse(200, await webhooks(ctx).records(...at(ctx), ctx.params.hookId!, limit, offset));
   },
 };
+
+/** Writes take no query parameters. */
+export const datasetHookOperations: Operations = withoutQueryParams(operations, ['createDatasetHook', 'updateDatasetHook', 'deleteDatasetHook']);

@@ -7,7 +7,7 @@ import { datasetMatches, GLOBAL_PREFIXES } from '../../domain/datasets/global-pr
 import { NotFoundError } from '../../domain/shared/errors.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
-import { allowQueryParams, flagParam } from '../query-params.js';
+import { allowQueryParams, flagParam, withoutQueryParams } from '../query-params.js';
 import { nextLink, parseJsonBody, singleQueryParam, validate } from '../request.js';
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);
@@ -70,7 +70,7 @@ async function listDatasets(ctx: OperationContext, account: string | null) {
 
 const prefixList = (d: DatasetRecord) => d.prefixes.map((p) => ({ ...p, scope: 'local' }));
 
-export const datasetOperations: Operations = {
+const operations: Operations = {
   listAllDatasets: (ctx) => listDatasets(ctx, null),
   listAccountDatasets: (ctx) => listDatasets(ctx, ctx.params.account!),
 
@@ -165,3 +165,16 @@ export const datasetOperations: Operations = {
     return { status: 204, headers: {} };
   },
 };
+
+/** Writes take no query parameters. */
+export const datasetOperations: Operations = withoutQueryParams(operations, [
+  'createDataset',
+  'updateDataset',
+  'deleteDataset',
+  'updatePrefixes',
+  'deletePrefix',
+  'addDatasetPrefixes',
+  'replaceDatasetPrefixes',
+  'putDatasetPrefix',
+  'chownDataset',
+]);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACCESS_LEVELS } from '../../domain/datasets/datasets.js';
 import { ServiceUnavailableError, ValidationError } from '../../domain/shared/errors.js';
 import { QueryExtras } from '../../domain/queries/query-extras.js';
-import { allowQueryParams } from '../query-params.js';
+import { allowQueryParams, withoutQueryParams } from '../query-params.js';
 import { parsePageRequest } from '../../domain/shared/paging.js';
 import { annotatedText, savedQueryView } from '../../domain/queries/saved-queries.js';
 import { type Found, MAX_RUN_PAGE_SIZE, DEFAULT_RUN_PAGE_SIZE, QueryMovedError, type QueryValues } from '../../domain/queries/saved-query-service.js';
@@ -182,7 +182,7 @@ async function run(ctx: OperationContext): Promise<HttpResponse> {
   return { status: 200, headers: { 'content-type': `${format.mediaTypes[0]}; charset=utf-8`, ...links }, body: bodies[format.suffix]!() };
 }
 
-export const queryOperations: Operations = {
+const operations: Operations = {
   async listQueries(ctx) {
     allowQueryParams(ctx.req, ['limit', 'after']);
     const page = parsePageRequest(singleQueryParam(ctx.req, 'limit'), singleQueryParam(ctx.req, 'after'));
@@ -268,3 +268,6 @@ export const queryOperations: Operations = {
 
   runQuery: followRenames(run),
 };
+
+/** Writes take no query parameters (runs and texts take variables). */
+export const queryOperations: Operations = withoutQueryParams(operations, ['createQuery', 'addQueryVersion', 'updateQuery', 'deleteQuery', 'chownQuery']);

@@ -7,7 +7,7 @@ import { MAX_BANNER_BYTES, type QueryCheck } from '../../domain/stories/story-se
 import type { Operations, OperationContext } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { imageFromMultipart } from '../multipart-file.js';
-import { allowQueryParams } from '../query-params.js';
+import { allowQueryParams, withoutQueryParams } from '../query-params.js';
 import { parseJsonBody, singleQueryParam } from '../request.js';
 import { fullStoryView, queryViewById, storiesOf } from './showcase.js';
 
@@ -62,7 +62,7 @@ async function list(ctx: OperationContext, account: string | null) {
   return jsonResponse(200, await Promise.all(stories.map((s) => fullStoryView(ctx.services, ctx.caller, s.story, s.owner, ctx.apiUrl))), link);
 }
 
-export const storyOperations: Operations = {
+const operations: Operations = {
   listAllStories: (ctx) => list(ctx, null),
   listAccountStories: (ctx) => list(ctx, ctx.params.account!),
 
@@ -160,3 +160,6 @@ export const storyOperations: Operations = {
     return { status: 200, headers: { 'content-type': info.contentType ?? 'application/octet-stream', 'cache-control': 'private, max-age=60' }, body };
   },
 };
+
+/** Writes take no query parameters. */
+export const storyOperations: Operations = withoutQueryParams(operations, ['createStory', 'updateStory', 'deleteStory', 'copyStory', 'chownStory', 'uploadStoryBanner', 'setAccountAvatar', 'setDatasetAvatar']);
