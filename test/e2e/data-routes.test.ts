@@ -7,6 +7,7 @@ import App from '@triply/triplydb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestPlatform, nextLinkOf } from '../support/platform.js';
 import { graphsOf, importFiles, lines } from '../support/imports.js';
+import { startService } from '../support/services.js';
 
 let p: TestPlatform;
 let alice: string;
@@ -241,6 +242,15 @@ describe('GET|PATCH …/imports', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.message).toBeTruthy();
     }
+  });
+
+  it('leaves a running service of the dataset out of sync until synced', async () => {
+    await p.createDataset('alice', 'served', 'private', alice);
+    const service = await startService(p, alice, 'alice/served', { name: 'main', type: 'virtuoso' });
+    expect(service).toMatchObject({ status: 'running', outOfSync: false });
+    const body = [{ dataset: { ownerName: 'alice', datasetName: 'pub' }, graphs: [{ from: `${EX}people` }] }];
+    expect((await p.request('PATCH', '/datasets/alice/served/imports', { token: alice, body })).status).toBe(200);
+    expect((await p.request('GET', '/datasets/alice/served/services/main', { token: alice })).body.outOfSync).toBe(true);
   });
 
   it('works with the official client (importFromDataset)', async () => {
