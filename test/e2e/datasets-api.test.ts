@@ -51,6 +51,12 @@ describe('prefixes (issue 14)', () => {
     expect(put.status).toBe(200);
     expect(put.body).toBe('https://example.org/again/');
     expect((await p.request('GET', `${ds}?scope=global`)).body.every((x: any) => x.scope === 'global')).toBe(true);
+    // Without a scope: its own, then the global ones it does not override (the TriplyDB client's getPrefixes).
+    await p.request('PUT', `${ds}/rdfs`, { token: alice, body: { iri: 'https://example.org/my-rdfs#' } });
+    const all = (await p.request('GET', ds)).body;
+    expect(all.filter((x: any) => x.prefixLabel === 'rdfs')).toEqual([{ prefixLabel: 'rdfs', iri: 'https://example.org/my-rdfs#', scope: 'local' }]);
+    expect(all).toContainEqual({ prefixLabel: 'xsd', iri: 'http://www.w3.org/2001/XMLSchema#', scope: 'global' });
+    expect((await p.request('GET', `${ds}?scope=local`)).body.every((x: any) => x.scope === 'local')).toBe(true);
     expect((await p.request('GET', `${ds}?scope=everything`)).status).toBe(400);
     // Validation and access.
     expect((await p.request('PUT', `${ds}/ex`, { token: alice, body: { iri: 'not an iri' } })).status).toBe(400);

@@ -144,14 +144,14 @@ describe('prefixes', () => {
       ],
     });
     expect(res.status).toBe(200);
-    const list = await p.request('GET', '/datasets/alice/vocab/prefixes');
+    const list = await p.request('GET', '/datasets/alice/vocab/prefixes?scope=local');
     expect(list.body).toEqual([
       { prefixLabel: 'schema', iri: 'https://schema.org/', scope: 'local' },
       { prefixLabel: 'ex', iri: 'https://example.org/', scope: 'local' },
     ]);
     expect((await p.request('DELETE', '/datasets/alice/vocab/prefixes/ex', { token: alice })).status).toBe(204);
     expect((await p.request('DELETE', '/datasets/alice/vocab/prefixes/ex', { token: alice })).status).toBe(404);
-    expect((await p.request('GET', '/datasets/alice/vocab/prefixes')).body).toHaveLength(1);
+    expect((await p.request('GET', '/datasets/alice/vocab/prefixes?scope=local')).body).toHaveLength(1);
   });
 });
 

@@ -145,13 +145,17 @@ const operations: Operations = {
     return { status: 204, headers: {} };
   },
 
-  /** Local prefixes; `?scope=global` the instance's global ones instead. */
+  /**
+   * Every prefix the dataset uses, as TriplyDB lists them: its own (`local`) and the instance's
+   * global ones its own do not override; `?scope=local|global` one kind only.
+   */
   async getPrefixes({ req, params, services, caller }) {
     allowQueryParams(req, ['scope']);
     const scope = validate(z.enum(['local', 'global'], 'scope: must be "local" or "global"').optional(), singleQueryParam(req, 'scope') ?? undefined);
     const { dataset } = await services.datasets.get(caller, params.account!, params.dataset!);
-    if (scope === 'global') return jsonResponse(200, GLOBAL_PREFIXES.map((p) => ({ ...p, scope: 'global' })));
-    return jsonResponse(200, prefixList(dataset));
+    const local = scope === 'global' ? [] : prefixList(dataset);
+    const global = scope === 'local' ? [] : GLOBAL_PREFIXES.filter((g) => !dataset.prefixes.some((p) => p.prefixLabel === g.prefixLabel)).map((p) => ({ ...p, scope: 'global' }));
+    return jsonResponse(200, [...local, ...global]);
   },
 
   async updatePrefixes({ req, params, services, caller }) {
