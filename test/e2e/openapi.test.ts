@@ -158,6 +158,24 @@ describe('real answers match the document', () => {
     await call('PATCH', '/queries/walker/walk-q', { token, body: { description: 'walked' } });
     await call('POST', '/queries/walker/walk-q', { token, body: { requestConfig: { payload: { query: 'SELECT ?s WHERE { ?s ?p ?o }' } } } });
 
+    // Issue 14's routes: statements, terms, prefixes, copy, imports, stories, dataset webhooks, GraphQL status.
+    await call('GET', '/datasets/walker/walk/statements?predicate=http%3A%2F%2Fe.org%2Fp');
+    await call('GET', '/datasets/walker/walk/terms?q=http');
+    await call('GET', '/prefixes');
+    await call('PUT', '/datasets/walker/walk/prefixes/ex', { token, body: { iri: 'http://e.org/' } });
+    await call('GET', '/datasets/walker/walk/prefixes/ex');
+    await call('DELETE', '/datasets/walker/walk/prefixes/ex', { token });
+    await call('POST', '/datasets/walker/walk/copy', { token, body: { toAccount: 'walkers', name: 'walk-copy' } });
+    await call('GET', '/datasets/walker/walk/imports', { token });
+    await call('POST', '/stories/walker', { token, body: { name: 'walk-story', content: [{ type: 'paragraph', paragraph: 'A walk.' }] } });
+    await call('GET', '/stories/walker/walk-story');
+    await call('GET', '/stories');
+    await call('POST', '/datasets/walker/walk/hooks', { token, body: { url: 'http://127.0.0.1:9/hook' } });
+    await call('GET', '/datasets/walker/walk/hooks', { token });
+    await call('GET', '/datasets/walker/walk/graphql/status');
+    await call('GET', '/datasets/walker/walk/assets?fileName=hello.txt');
+    await call('GET', '/datasets/walker/walk/assets/download?fileName=hello.txt');
+
     // Flows (switched off by default: the refusal matches too) and runs.
     await call('GET', '/admin/flows', { token: admin });
     await call('GET', '/flows/blueprints/walker', { token });
