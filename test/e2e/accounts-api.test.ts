@@ -49,6 +49,9 @@ describe('accounts (issue 14)', () => {
     const users = await p.request('GET', '/accounts?type=user&q=AL', { token: alice });
     expect(users.body.map((a: any) => a.accountName)).toEqual(['alice']);
     expect((await p.request('GET', '/accounts?q=research', { token: alice })).body.map((a: any) => a.accountName)).toEqual(['acme']);
+    const verbose = (await p.request('GET', '/accounts?type=org&verbose=', { token: alice })).body;
+    expect(verbose[0]).toMatchObject({ accountName: 'acme', datasetCount: 0, members: expect.any(Array) });
+    expect((await p.request('GET', '/accounts?type=org', { token: alice })).body[0].members).toBeUndefined();
     const bad = await p.request('GET', '/accounts?type=group');
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/type/);

@@ -7,7 +7,7 @@ import { PERMISSIONS } from '../../domain/accounts/permissions.js';
 import type { Operations, Services } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam, validate } from '../request.js';
-import { allowQueryParams, withoutQueryParams } from '../query-params.js';
+import { allowQueryParams, flagParam, withoutQueryParams } from '../query-params.js';
 import { accountMatches } from '../../domain/accounts/account-filters.js';
 import { UnauthenticatedError } from '../../domain/shared/errors.js';
 import { checkPins, MAX_PINNED_ITEMS, PIN_TYPES, resolvePins } from '../../domain/stories/pins.js';
@@ -103,7 +103,9 @@ const operations: Operations = {
     const page = parsePageRequest(singleQueryParam(req, 'limit'), singleQueryParam(req, 'after'));
     const filter = validate(ListFilter, { q: singleQueryParam(req, 'q') ?? undefined, type: singleQueryParam(req, 'type') ?? undefined });
     const result = await services.accounts.list(page, (a) => accountMatches(a, filter));
-    const body = await Promise.all(result.items.map((a) => view(services, caller, a, apiUrl)));
+    // `verbose`: each account as its own page shows it (counts, an organisation's members).
+    const verbose = flagParam(req, 'verbose');
+    const body = await Promise.all(result.items.map((a) => view(services, caller, a, apiUrl, verbose)));
     return jsonResponse(200, body, nextLink(req, apiUrl, result.next));
   },
 
