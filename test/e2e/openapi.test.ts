@@ -11,6 +11,7 @@ import { OpenApiChecker, openApiProblems } from '../support/openapi.js';
 import { TestPlatform, type ApiResponse, type RequestOptions } from '../support/platform.js';
 import { waitForJob } from '../support/imports.js';
 import { waitForService } from '../support/services.js';
+import { consoleSession, linearFlow, waitForRun } from '../support/flows.js';
 
 let p: TestPlatform;
 let api: OpenApiChecker;
@@ -198,6 +199,75 @@ describe('real answers match the document', () => {
     expect(api.seen.size).toBeGreaterThan(50);
     const families = new Set([...api.seen].map((s) => s.split(' ')[1]!.split('/')[1]));
     expect([...families].sort()).toEqual(expect.arrayContaining(['accounts', 'admin', 'datasets', 'flows', 'info', 'login', 'me', 'queries']));
+  });
+});
+
+describe('flows, search, roles and tokens answer as the document says', () => {
+  it('walks a flow (versions, presets, masked values, schedules, hooks, runs), a search service, roles and tokens', async () => {
+    const admin = p.adminToken;
+    await call('POST', '/accounts', { token: admin, body: { type: 'user', accountName: 'flower', password: 'flower-password-123' } });
+    const token = (await call('POST', '/accounts/flower/tokens', { token: admin, body: { description: 'flows' } })).body;
+    await call('GET', '/accounts/flower/tokens', { token: token.token });
+    await call('DELETE', `/accounts/flower/tokens/${token.tokenId}`, { token: admin });
+    const t = (await call('POST', '/accounts/flower/tokens', { token: admin, body: {} })).body.token as string;
+    await call('PATCH', '/me', { token: t, body: { description: 'flows person' } });
+
+    await call('POST', '/accounts', { token: t, body: { type: 'org', accountName: 'flowers' } });
+    await call('POST', '/accounts/flowers/roles', { token: t, body: { name: 'reader', permissions: ['writeDatasets'] } });
+    await call('PATCH', '/accounts/flowers/roles/reader', { token: t, body: { permissions: [] } });
+    await call('DELETE', '/accounts/flowers/roles/reader', { token: t });
+
+    await call('GET', '/admin/flows', { token: admin });
+    await call('PATCH', '/admin/flows', { token: admin, body: { flowsEnabled: true } });
+    const session = await consoleSession(p, 'flower');
+    const F = '/flows/blueprints/flower/linear';
+    expect((await call('POST', '/flows/blueprints/flower', { headers: session, body: linearFlow('linear', 2, { variables: [{ name: 'target' }], maskedValues: [{ name: 'secret' }] }) })).status).toBe(201);
+    await call('GET', '/flows/blueprints/flower', { token: t });
+    await call('GET', F, { token: t });
+    await call('PUT', F, { headers: session, body: linearFlow('linear', 3, { variables: [{ name: 'target' }], maskedValues: [{ name: 'secret' }] }) });
+    await call('GET', `${F}/download.ttl`, { token: t });
+    await call('GET', `${F}/versions`, { token: t });
+    await call('GET', `${F}/versions/1`, { token: t });
+    await call('POST', `${F}/versions/1/restore`, { headers: session });
+    await call('PUT', `${F}/presets/nightly`, { headers: session, body: { values: { target: 'night' } } });
+    await call('GET', `${F}/presets`, { token: t });
+    await call('PUT', `${F}/maskedValues/secret`, { headers: session, body: { value: 'hidden' } });
+    await call('GET', `${F}/maskedValues`, { token: t });
+    await call('GET', `${F}/maskedValues/secret`, { headers: session });
+    await call('DELETE', `${F}/maskedValues/secret`, { headers: session });
+    const schedule = await call('POST', `${F}/schedules`, { headers: session, body: { label: 'Nightly', recurrence: { every: 'day', at: '02:30' }, timeZone: 'Europe/Amsterdam' } });
+    await call('GET', `${F}/schedules`, { token: t });
+    if (schedule.status === 201) {
+      await call('GET', `${F}/schedules/${schedule.body.id}`, { token: t });
+      await call('DELETE', `${F}/schedules/${schedule.body.id}`, { headers: session });
+    }
+    await call('GET', `${F}/hooks`, { token: t });
+    const run = await call('POST', `${F}/run`, { token: t });
+    expect(run.status).toBe(201);
+    await waitForRun(p, run.body.id, t);
+    await call('GET', `/flows/runs/${run.body.id}`, { token: t });
+    await call('POST', `/flows/runs/${run.body.id}/abort`, { token: t }); // 409: it has ended
+    await call('GET', `/flows/runs?flow=flower/linear`, { token: t });
+    await call('GET', `/flows/taskInstances?runId=${run.body.id}`, { token: t });
+    await call('POST', `${F}/copy`, { headers: session, body: { id: 'linear-copy' } });
+    await call('DELETE', `${F}/presets/nightly`, { headers: session });
+    await call('DELETE', F, { headers: session });
+
+    // A text search service.
+    await call('POST', '/datasets/flower', { token: t, body: { name: 'found', accessLevel: 'public' } });
+    const form = new FormData();
+    form.append('file', new Blob(['<http://e.org/a> <http://schema.org/name> "Pikachu" .\n']), 'found.nt');
+    const job = await (await fetch(`${p.url}/datasets/flower/found/jobs`, { method: 'POST', headers: { authorization: `Bearer ${t}` }, body: form })).json();
+    await waitForJob(p, t, 'flower/found', job.jobId);
+    await call('POST', '/datasets/flower/found/services', { token: t, body: { name: 'idx', type: 'elasticSearch' } });
+    await waitForService(p, t, 'flower/found', 'idx');
+    const S = '/datasets/flower/found/services/idx';
+    await call('GET', `${S}/search?query=pikachu`);
+    await call('POST', `${S}/_search`, { body: { query: { match_all: {} } } });
+    await call('POST', `${S}/_count`, { body: { query: { match_all: {} } } });
+    await call('GET', `${S}/mappings`);
+    await call('POST', '/datasets/flower/found/graphql', { body: { query: '{ __typename }' } });
+    await call('GET', '/queries');
   });
 });
 

@@ -100,7 +100,7 @@ const forwardable = (headers: IncomingHttpHeaders) => Object.fromEntries(Object.
  * the document (a client such as @triply/triplydb is pointed at it unchanged). Problems are
  * collected, not thrown: the test asserts `problems` is empty at its end.
  */
-export async function startCheckingProxy(target: string, checker: OpenApiChecker): Promise<{ url: string; problems: string[]; answers: () => number; close(): Promise<void> }> {
+export async function startCheckingProxy(target: string, checker: OpenApiChecker): Promise<{ url: string; problems: string[]; answers: () => number; seen: Set<string>; close(): Promise<void> }> {
   const problems: string[] = [];
   let answers = 0;
   const upstream = new URL(target);
@@ -140,6 +140,7 @@ export async function startCheckingProxy(target: string, checker: OpenApiChecker
     url: `http://127.0.0.1:${port}`,
     problems,
     answers: () => answers,
+    seen: checker.seen,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

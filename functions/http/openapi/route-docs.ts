@@ -92,7 +92,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   deleteDataset: { summary: 'Deletes a dataset, its graphs, assets and services.', answers: { 204: none() } },
   updatePrefixes: { summary: "Adds or changes the dataset's prefixes.", body: ['datasets', 'PrefixesBody'], answers: { '2XX': any('The prefixes.', ['application/json']) } },
 
-  createJob: { summary: 'Creates an import job (JSON options), or imports the multipart files sent in one go.', bodyMedia: ['application/json', 'multipart/form-data'], answers: { '2XX': ok(R.JobView) } },
+  createJob: { summary: 'Creates an import job (JSON options), or imports the multipart files sent in one go.', body: ['imports', 'JobBody'], bodyMedia: ['application/json', 'multipart/form-data'], answers: { '2XX': ok(R.JobView) } },
   listJobs: { summary: "The dataset's import jobs.", answers: { 200: list(R.JobView) } },
   getJob: { summary: 'One import job, with its progress.', answers: { 200: ok(R.JobView) } },
   cancelJob: { summary: 'Cancels a job that has not finished.', answers: { '2XX': any('Canceled.', ['application/json']) } },
