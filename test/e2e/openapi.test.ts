@@ -169,13 +169,34 @@ describe('real answers match the document', () => {
     await call('POST', '/datasets/walker/walk/copy', { token, body: { toAccount: 'walkers', name: 'walk-copy' } });
     await call('GET', '/datasets/walker/walk/imports', { token });
     await call('POST', '/stories/walker', { token, body: { name: 'walk-story', content: [{ type: 'paragraph', paragraph: 'A walk.' }] } });
-    await call('GET', '/stories/walker/walk-story');
+    await call('GET', '/stories/walker/walk-story', { token });
     await call('GET', '/stories');
     await call('POST', '/datasets/walker/walk/hooks', { token, body: { url: 'http://127.0.0.1:9/hook' } });
     await call('GET', '/datasets/walker/walk/hooks', { token });
     await call('GET', '/datasets/walker/walk/graphql/status');
     await call('GET', '/datasets/walker/walk/assets?fileName=hello.txt');
     await call('GET', '/datasets/walker/walk/assets/download?fileName=hello.txt');
+
+    // More of issue 14's routes: prefix sets, chown, webhooks, story copies, avatars, job and asset removals, query chown.
+    await call('POST', '/datasets/walker/walk/prefixes', { token, body: [{ prefixLabel: 'ex', iri: 'http://e.org/' }] });
+    await call('PUT', '/datasets/walker/walk/prefixes', { token, body: { ex: 'http://e.org/', foaf: 'http://xmlns.com/foaf/0.1/' } });
+    const globalPrefixes = (await call('GET', '/prefixes')).body as { prefixLabel: string }[];
+    if (globalPrefixes.length) await call('GET', `/prefixes/${globalPrefixes[0]!.prefixLabel}`);
+    const hook = (await call('GET', '/datasets/walker/walk/hooks', { token })).body[0];
+    await call('GET', `/datasets/walker/walk/hooks/${hook.id}`, { token });
+    await call('PATCH', `/datasets/walker/walk/hooks/${hook.id}`, { token, body: { active: false } });
+    await call('GET', `/datasets/walker/walk/hookrecords/${hook.id}`, { token });
+    await call('DELETE', `/datasets/walker/walk/hooks/${hook.id}`, { token });
+    await call('POST', '/stories/walker/walk-story/copy', { token, body: { toAccount: 'walkers' } });
+    await call('POST', '/stories/walkers/walk-story/chown', { token, body: { toAccount: 'walker' } });
+    const me = (await call('GET', '/me', { token })).body;
+    await call('GET', `/imgs/avatars/a/${me.uid}`);
+    const emptyJob = await call('POST', '/datasets/walker/walk/jobs', { token, body: {} });
+    await call('DELETE', `/datasets/walker/walk/jobs/${emptyJob.body.jobId}`, { token });
+    await call('POST', `/datasets/walker/walk/jobs/${job.jobId}/reset`, { token });
+    await call('DELETE', `/datasets/walker/walk/jobs/${emptyJob.body.jobId}/nothing`, { token });
+    await call('DELETE', '/datasets/walker/walk/jobs', { token });
+    await call('POST', '/datasets/walkers/walk-copy/chown', { token, body: { toAccount: 'walker' } });
 
     // Flows (switched off by default: the refusal matches too) and runs.
     await call('GET', '/admin/flows', { token: admin });
@@ -190,7 +211,9 @@ describe('real answers match the document', () => {
 
     // Removal.
     await call('DELETE', '/datasets/walker/walk/services/walk', { token });
-    await call('DELETE', '/queries/walker/walk-q', { token });
+    await call('POST', '/queries/walker/walk-q/chown', { token, body: { toAccount: 'walkers' } });
+    await call('DELETE', '/queries/walkers/walk-q', { token });
+    await call('DELETE', '/datasets/walker/walk/assets', { token });
     await call('DELETE', `/datasets/walker/walk/graphs/${graphs[0].id}`, { token });
     await call('DELETE', '/datasets/walker/walk', { token });
     await call('POST', '/logout', { token });
