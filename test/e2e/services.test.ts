@@ -39,6 +39,8 @@ describe('services', () => {
       numberOfLoadedStatements: 7,
       endpoint: `${p.url}${ENDPOINT}`,
     });
+    // The served snapshot by an opaque id, never a storage path.
+    expect(service.version).toMatch(/^[A-Za-z0-9_-]+$/);
     const rows = await select(p, undefined, ENDPOINT, 'SELECT ?name WHERE { ?x <https://example.org/name> ?name } ORDER BY ?name');
     expect(rows.map((r) => r.name)).toEqual(['Jerry', 'Spike', 'Tom']);
     const list = await p.request('GET', '/datasets/alice/zoo/services');

@@ -88,6 +88,7 @@ export function serviceView(service: ServiceRecord, currentManifest: string | un
     updatedAt: service.updatedAt,
     loadedAt: service.loadedAt,
     error: service.error,
-    version: service.snapshot.manifestKey ?? 'empty',
+    // The snapshot the service serves, by its id (the manifest's blob key is storage, not for callers).
+    version: service.snapshot.manifestKey?.replace(/^.*\//, '').replace(/\.json$/, '') ?? 'empty',
   };
 }
