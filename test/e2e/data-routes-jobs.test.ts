@@ -245,12 +245,14 @@ describe('import progress while indexing', () => {
       await new Promise((r) => setTimeout(r, 5));
     }
     expect(job.status, JSON.stringify(job.error)).toBe('finished');
-    expect(job).toMatchObject({ numberOfStatements: lines, indexingProgress: 1, downloadingProgress: 1, downloadedBytes: lines * 100 });
+    expect(job).toMatchObject({ numberOfStatements: lines, indexingProgress: 1, downloadingProgress: 1, downloadedBytes: lines * 100, indexedBytes: lines * 100 });
     expect(during.length, 'progress seen while indexing').toBeGreaterThan(0);
     for (const seen of during) {
       expect(seen.indexingProgress).toBeGreaterThan(0);
       expect(seen.indexingProgress).toBeLessThan(1);
       expect(seen.numberOfStatements).toBeLessThanOrEqual(lines);
+      expect(seen.indexedBytes).toBeGreaterThan(0);
+      expect(seen.indexedBytes).toBeLessThanOrEqual(lines * 100);
     }
     // Reported part-way, not only once all was read (the graph swap comes after the last statement).
     expect(during.some((j) => j.numberOfStatements < lines)).toBe(true);

@@ -25,6 +25,8 @@ export const jobView = (job: JobRecord, files: JobFileRecord[], jobUrl: string):
   indexedGraphCount: job.indexedGraphCount ?? 0,
   numberOfStatements: job.statements,
   indexingProgress: indexingProgress(job, files),
+  /** Bytes of the job's files read so far (numberOfStatements counts what they gave while indexing runs). */
+  indexedBytes: job.status === 'finished' ? files.reduce((n, f) => n + f.fileSize, 0) : (job.indexedBytes ?? 0),
   downloadingProgress: job.type === 'download' && job.status !== 'created' && job.status !== 'downloading' ? 1 : 0,
   downloadedBytes: job.downloadedBytes ?? 0,
   skippedFileCount: 0,
