@@ -28,7 +28,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PlatformS
     outbound: { allowPrivateNetworks: env[ENV.outboundAllowPrivateNetworks] === 'true' },
     version: PLATFORM_VERSION,
     enabledServices,
-    featureToggles: { flows: env[ENV.flowsEnabled] === 'true', queryJobsApi: false },
+    featureToggles: { flows: env[ENV.flowsEnabled] === 'true', queryJobsApi: true },
     sparql: {
       queryTimeoutMs: positive(ENV.queryTimeoutMs, 30_000),
       maxStatements: positive(ENV.maxServiceStatements, 12_000_000),

@@ -13,6 +13,7 @@ import { infoOperations } from './routes/info.js';
 import { openApiOperations } from './routes/openapi.js';
 import { searchOperations } from './routes/search.js';
 import { queryOperations } from './routes/queries.js';
+import { pipelineOperations } from './routes/pipelines.js';
 import { flowOperations } from './routes/flows/flows.js';
 import { hookOperations } from './routes/flows/hooks.js';
 import { scheduleOperations } from './routes/flows/schedules.js';
@@ -40,6 +41,7 @@ export const FAMILY_OPERATIONS: Record<Family, Operations> = {
   sparql: { ...sparqlOperations, ...graphqlOperations },
   'dataset-sparql': datasetSparqlOperations,
   search: searchOperations,
-  queries: queryOperations,
+  // Pipelines run saved queries (issue 14), in the function that runs them.
+  queries: { ...queryOperations, ...pipelineOperations },
   flows: { ...flowOperations, ...scheduleOperations, ...hookOperations },
 };

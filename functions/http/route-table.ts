@@ -333,6 +333,9 @@ export const ROUTES: readonly RouteSpec[] = [
   route('POST', `${DS}/services/{service}/_terms_enum`, 'search', 'termsEnum'),
   route('GET', `${DS}/services/{service}/mappings`, 'search', 'searchMappings'),
 
+  // Pipelines (TriplyDB's query jobs): saved queries' results written into a graph (functions/domain/pipelines).
+  route('POST', '/pipelines/{account}', 'queries', 'createPipeline'),
+  route('GET', '/pipelines/{account}/{pipeline}', 'queries', 'getPipeline'),
   route('GET', '/queries', 'queries', 'listQueries'),
   route('GET', '/queries/{account}', 'queries', 'listAccountQueries'),
   route('POST', '/queries/{account}', 'queries', 'createQuery'),

@@ -337,13 +337,23 @@ describe('Query', () => {
     await copy.delete();
     expect(await user.hasQuery('versioned-copy')).toBe(false);
   });
-  it('runPipeline: refused by the client itself, as the platform says it has no pipelines (featureToggles.queryJobsApi false)', async () => {
-    // Pipelines ("query jobs", POST /pipelines/{account}) are not part of the platform; /info says so and the client stops there.
-    expect((await app.getInfo()).featureToggles).toMatchObject({ queryJobsApi: false });
+  it('runPipeline, Query.runPipeline: the CONSTRUCT results land in the destination graph (featureToggles.queryJobsApi true)', async () => {
+    expect((await app.getInfo()).featureToggles).toMatchObject({ queryJobsApi: true });
     const user = await carol();
-    const construct = await user.addQuery('pipeline', { dataset: await base(), queryString: 'CONSTRUCT WHERE { ?s ?p ?o }', serviceType: 'speedy' });
+    const construct = await user.addQuery('pipeline', {
+      dataset: await base(),
+      queryString: 'CONSTRUCT { ?s <https://example.org/label> ?name } WHERE { ?s <https://example.org/name> ?name }',
+      serviceType: 'speedy',
+    });
     const target = await user.addDataset('pipeline-target');
-    await expect(construct.runPipeline({ destination: { dataset: target, graph: 'https://example.org/graphs/pipeline' } })).rejects.toThrow(/Pipeline functionality is not yet enabled/);
+    const pipeline = await construct.runPipeline({ destination: { dataset: target, graph: 'https://example.org/graphs/pipeline' } });
+    expect(pipeline.slug).toBeTruthy();
+    const written = await target.getGraph('https://example.org/graphs/pipeline');
+    expect((await written.getInfo()).numberOfStatements).toBe(2);
+    const store = await written.toStore();
+    expect(store.countQuads(DataFactory.namedNode('https://example.org/a'), DataFactory.namedNode('https://example.org/label'), DataFactory.literal('A'), null)).toBe(1);
+    await user.runPipeline({ queries: [construct], destination: { dataset: target, graph: 'https://example.org/graphs/pipeline2' } });
+    expect((await (await target.getGraph('https://example.org/graphs/pipeline2')).getInfo()).numberOfStatements).toBe(2);
   });
 });
 

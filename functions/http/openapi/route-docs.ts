@@ -16,13 +16,14 @@ import * as schedules from '../routes/flows/schedules.js';
 import * as graphql from '../routes/graphql.js';
 import * as graphs from '../routes/data/graphs.js';
 import * as imports from '../routes/data/imports.js';
+import * as pipelines from '../routes/pipelines.js';
 import * as queries from '../routes/queries.js';
 import * as services from '../routes/services.js';
 import * as stories from '../routes/stories.js';
 import * as R from './response-schemas.js';
 
 /** The route modules whose exported body schemas the docs name. */
-export const SCHEMA_MODULES = { accounts, auth, datasetHooks, datasets, datasetCopy, flows, flowHooks, schedules, graphql, graphs, imports, queries, services, stories } as const;
+export const SCHEMA_MODULES = { accounts, auth, datasetHooks, datasets, datasetCopy, flows, flowHooks, schedules, graphql, graphs, imports, pipelines, queries, services, stories } as const;
 export type SchemaModule = keyof typeof SCHEMA_MODULES;
 
 /** One answer: a JSON view (schema), an empty answer, or a body of another media type (`media`). */
@@ -55,6 +56,14 @@ const RDF = ['application/n-triples', 'application/n-quads', 'text/turtle', 'app
 const SPARQL_RESULTS = ['application/sparql-results+json', 'application/sparql-results+xml', 'text/csv', 'text/tab-separated-values', ...RDF];
 const UPLOAD_MEDIA = ['multipart/form-data', 'application/offset+octet-stream', 'application/octet-stream'];
 const PAGED = ['limit', 'offset', 'since'];
+const PIPELINE_STATUS = z.enum(['pending', 'running', 'finished', 'error', 'cancelled']);
+const PipelineView = z.looseObject({
+  id: z.string(),
+  status: PIPELINE_STATUS,
+  progress: z.number().min(0).max(1),
+  error: z.object({ message: z.string() }).optional(),
+  jobs: z.array(z.looseObject({ id: z.string(), status: PIPELINE_STATUS, progress: z.number(), query: z.looseObject({ owner: z.string(), name: z.string() }) })),
+});
 
 export const OPERATION_DOCS: Record<string, OperationDoc> = {
   getInfo: { summary: 'The instance: API and console URLs, version, feature toggles, enabled services.', answers: { 200: ok(R.InfoView) } },
@@ -123,6 +132,13 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   datasetSparql: { summary: 'SPARQL 1.1 protocol on the dataset itself: query, and update (changes the graphs).', query: ['query', 'default-graph-uri', 'named-graph-uri'], bodyMedia: ['application/sparql-query', 'application/sparql-update', 'application/x-www-form-urlencoded'], answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
 
   graphql: { summary: 'GraphQL over the dataset (schema from its SHACL shapes).', query: ['query', 'variables', 'operationName'], body: ['graphql', 'Body'], answers: { 200: any('GraphQL result.', ['application/json', 'application/graphql-response+json']) } },
+
+  createPipeline: {
+    summary: "Runs saved CONSTRUCT/DESCRIBE queries (PipelineConfig v0.2) against a source dataset and replaces a graph of the target dataset with their results; answers the pipeline as it ended (finished or error).",
+    body: ['pipelines', 'PipelineBody'],
+    answers: { 201: ok(PipelineView) },
+  },
+  getPipeline: { summary: 'A pipeline of the account: status (pending|running|finished|error|cancelled), progress and its query jobs.', answers: { 200: ok(PipelineView) } },
 
   listQueries: { summary: 'Saved queries the caller may read.', query: ['q', ...PAGED], answers: { 200: list(R.QueryView) } },
   listAccountQueries: { summary: "An account's saved queries.", query: ['q', ...PAGED], answers: { 200: list(R.QueryView) } },
