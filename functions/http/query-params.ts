@@ -31,3 +31,23 @@ export function withoutQueryParams(ops: Operations, names: readonly string[]): O
   }
   return out;
 }
+
+/**
+ * Every operation of a route module refuses query parameters it does not know: `allowed` names
+ * the ones an operation takes (none when it is not named); the `open` ones take any by design
+ * (SPARQL protocol, GraphQL, a flow's start values) and are left as they are.
+ */
+export function checkQueryParams(ops: Operations, allowed: Readonly<Record<string, readonly string[]>> = {}, open: readonly string[] = []): Operations {
+  for (const name of [...Object.keys(allowed), ...open]) if (!ops[name]) throw new Error(`checkQueryParams: no operation ${name}`);
+  const out: Operations = {};
+  for (const [name, op] of Object.entries(ops)) {
+    const params = allowed[name] ?? [];
+    out[name] = open.includes(name)
+      ? op
+      : (ctx) => {
+          allowQueryParams(ctx.req, params);
+          return op(ctx);
+        };
+  }
+  return out;
+}

@@ -5,7 +5,7 @@ import { UnauthenticatedError } from '../../domain/shared/errors.js';
 import type { Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';
-import { allowQueryParams } from '../query-params.js';
+import { allowQueryParams, checkQueryParams } from '../query-params.js';
 import { resolvePins } from '../../domain/stories/pins.js';
 import { accountExtras } from './account-extras.js';
 import { pinResolver } from './showcase.js';
@@ -26,7 +26,7 @@ export const sessionCookies = (sessionId: string, csrfToken: string, apiUrl: str
   return [cookie(SESSION_COOKIE, sessionId, SESSION_TTL_SECONDS, secure, true), cookie(CSRF_COOKIE, csrfToken, SESSION_TTL_SECONDS, secure, false)];
 };
 
-export const authOperations: Operations = {
+export const authOperations: Operations = checkQueryParams({
   async getMe({ req, caller, services, apiUrl }) {
     allowQueryParams(req, ['verbose']);
     if (!caller) throw new UnauthenticatedError('Unauthorized.');
@@ -58,4 +58,4 @@ export const authOperations: Operations = {
       headers: { 'set-cookie': [cookie(SESSION_COOKIE, '', 0, secure, true), cookie(CSRF_COOKIE, '', 0, secure, false)] },
     };
   },
-};
+}, { getMe: ['verbose'] });

@@ -5,6 +5,7 @@ import type { Operations, OperationContext } from '../api.js';
 import { errorResponse, jsonResponse } from '../errors.js';
 import { parseJsonBody, singleQueryParam } from '../request.js';
 import type { HttpResponse } from '../types.js';
+import { checkQueryParams } from '../query-params.js';
 
 /**
  * GraphQL over HTTP (https://graphql.github.io/graphql-over-http/): GET with `query`,
@@ -58,7 +59,7 @@ function readGet(ctx: OperationContext): GraphqlRequest {
 
 const withType = (res: HttpResponse, type: string): HttpResponse => ({ ...res, headers: { ...res.headers, 'content-type': `${type}; charset=utf-8`, vary: 'Accept' } });
 
-export const graphqlOperations: Operations = {
+export const graphqlOperations: Operations = checkQueryParams({
   async graphql(ctx) {
     const type = responseType(ctx.req.headers.accept);
     try {
@@ -77,4 +78,4 @@ export const graphqlOperations: Operations = {
   async graphqlStatus(ctx) {
     return jsonResponse(200, await ctx.services.graphql.status(ctx.caller, ctx.params.account!, ctx.params.dataset!));
   },
-};
+}, {}, ['graphql']);

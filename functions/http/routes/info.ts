@@ -1,7 +1,8 @@
 import { jsonResponse } from '../errors.js';
 import type { Operations } from '../api.js';
+import { checkQueryParams } from '../query-params.js';
 
-export const infoOperations: Operations = {
+export const infoOperations: Operations = checkQueryParams({
   async getInfo({ services, apiUrl }) {
     const { settings } = services.platform;
     // The flows switches are the administrator's (stored), not the deployment's defaults.
@@ -16,4 +17,4 @@ export const infoOperations: Operations = {
       branding: { name: 'Linked Data Platform' },
     });
   },
-};
+});

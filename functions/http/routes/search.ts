@@ -4,6 +4,7 @@ import type { SearchTarget } from '../../domain/search/search-service.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { MAX_JSON_BODY_BYTES, parseJsonBody, singleQueryParam } from '../request.js';
+import { checkQueryParams } from '../query-params.js';
 
 /** Text search services (issue 15): Elasticsearch's routes under …/services/{service}/. */
 
@@ -28,7 +29,7 @@ function ndjsonBody(ctx: OperationContext): string {
   return ctx.req.body.toString('utf8');
 }
 
-export const searchOperations: Operations = {
+export const searchOperations: Operations = checkQueryParams({
   async simpleSearch(ctx) {
     const query = singleQueryParam(ctx.req, 'query');
     if (query === null) throw new ValidationError('query: required; the text to search for (?query=...).');
@@ -58,4 +59,4 @@ export const searchOperations: Operations = {
   async searchMappings(ctx) {
     return jsonResponse(200, await ctx.services.search.mappings(target(ctx)));
   },
-};
+}, { simpleSearch: ['query', 'from', 'size'] });

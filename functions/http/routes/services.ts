@@ -6,6 +6,7 @@ import { jsonResponse } from '../errors.js';
 import { parseJsonBody } from '../request.js';
 import { chooseFormat } from '../negotiation.js';
 import { readSparqlRequest, type SparqlRequest } from '../sparql-protocol.js';
+import { checkQueryParams } from '../query-params.js';
 
 export const CreateBody = z.object({
   name: z.string('is required'),
@@ -28,7 +29,7 @@ const datasetUrl = (ctx: OperationContext) => `${ctx.apiUrl}/datasets/${ctx.para
 
 const view = (ctx: OperationContext, service: ServiceRecord, manifest: string | undefined) => serviceView(service, manifest, datasetUrl(ctx));
 
-export const serviceOperations: Operations = {
+export const serviceOperations: Operations = checkQueryParams({
   async listServices(ctx) {
     const { dataset, services } = await ctx.services.sparqlServices.list(ctx.caller, ctx.params.account!, ctx.params.dataset!);
     return jsonResponse(200, services.map((s) => view(ctx, s, dataset.graphsManifest)));
@@ -68,7 +69,7 @@ export const serviceOperations: Operations = {
   async serviceGraphs(ctx) {
     return jsonResponse(200, await ctx.services.sparqlServices.graphs(ctx.caller, ctx.params.account!, ctx.params.dataset!, ctx.params.service!));
   },
-};
+});
 
 /** The endpoint's own URL (without a format suffix): the base IRI of queries sent to it. */
 const endpointUrl = (ctx: OperationContext) => `${ctx.apiUrl}${ctx.req.path.replace(/\.[a-z]+$/, '')}`;

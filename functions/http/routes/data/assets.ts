@@ -4,7 +4,7 @@ import { ValidationError } from '../../../domain/shared/errors.js';
 import { SIMPLE_UPLOAD_LIMIT } from '../../../domain/data/import-service.js';
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
-import { allowQueryParams } from '../../query-params.js';
+import { allowQueryParams, checkQueryParams } from '../../query-params.js';
 import type { HttpResponse } from '../../types.js';
 import { singleQueryParam } from '../../request.js';
 import { storedFileResponse } from '../../stored-files.js';
@@ -16,7 +16,7 @@ const datasetUrl = (ctx: OperationContext) => `${ctx.apiUrl}/datasets/${ctx.para
 const TOO_LARGE =
   'The simple upload route takes assets under 5 MB. Upload larger files with tus 1.0.0 to /datasets/{account}/{dataset}/assets/add (Upload-Metadata: filename, optional versionOf).';
 
-export const assetOperations: Operations = {
+export const assetOperations: Operations = checkQueryParams({
   /** All assets (paginated by the client as one page), or with `?fileName=` the one asset of that name. */
   async listAssets(ctx) {
     const fileName = singleQueryParam(ctx.req, 'fileName');
@@ -100,7 +100,7 @@ export const assetOperations: Operations = {
     await ctx.services.assets.deleteAll(ctx.caller, ctx.params.account!, ctx.params.dataset!);
     return { status: 204, headers: {} };
   },
-};
+}, { listAssets: ['fileName'], downloadAssetByName: ['fileName'] });
 
 async function assetFile(ctx: OperationContext, asset: AssetRecord, version: AssetVersion): Promise<HttpResponse> {
   const { assets, platform } = ctx.services;

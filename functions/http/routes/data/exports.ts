@@ -2,8 +2,9 @@ import { EXPORT_FORMATS, formatByName } from '../../../rdf/formats.js';
 import type { Operations } from '../../api.js';
 import { chooseFormat } from '../../negotiation.js';
 import { singleQueryParam } from '../../request.js';
+import { checkQueryParams } from '../../query-params.js';
 
-export const exportOperations: Operations = {
+export const exportOperations: Operations = checkQueryParams({
   async download(ctx) {
     const { format, gzip } = chooseFormat(ctx.req, { kind: 'rdf', formats: EXPORT_FORMATS });
     const graphName = singleQueryParam(ctx.req, 'graph');
@@ -26,4 +27,4 @@ export const exportOperations: Operations = {
     const body = await ctx.services.exports.describe(ctx.caller, ctx.params.account!, ctx.params.dataset!, resource);
     return { status: 200, headers: { 'content-type': 'application/n-triples; charset=utf-8' }, body };
   },
-};
+}, { download: ['graph'], describe: ['resource'] });

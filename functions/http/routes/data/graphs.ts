@@ -4,10 +4,11 @@ import { parsePageRequest } from '../../../domain/shared/paging.js';
 import type { Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam } from '../../request.js';
+import { checkQueryParams } from '../../query-params.js';
 
 export const RenameBody = z.object({ graphName: z.string('is required') });
 
-export const graphOperations: Operations = {
+export const graphOperations: Operations = checkQueryParams({
   async listGraphs({ req, params, services, caller, apiUrl }) {
     const page = parsePageRequest(singleQueryParam(req, 'limit'), singleQueryParam(req, 'after'));
     const result = await services.graphs.list(caller, params.account!, params.dataset!, page);
@@ -33,4 +34,4 @@ export const graphOperations: Operations = {
     await services.graphs.delete(caller, params.account!, params.dataset!, null);
     return { status: 204, headers: {} };
   },
-};
+}, { listGraphs: ['limit', 'after'] });

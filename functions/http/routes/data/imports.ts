@@ -5,7 +5,7 @@ import { jobView } from '../../../domain/data/jobs.js';
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { parseJsonBody, validate } from '../../request.js';
-import { allowQueryParams } from '../../query-params.js';
+import { allowQueryParams, checkQueryParams } from '../../query-params.js';
 import { bufferBody, fromWebResponse, isMultipart, receiveMultipart, toWebRequest } from '../../uploads.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
@@ -30,7 +30,7 @@ const TOO_LARGE =
   'The simple upload route takes bodies under 5 MB. For larger files create a job (POST /datasets/{account}/{dataset}/jobs), ' +
   'upload each file with tus 1.0.0 to /datasets/{account}/{dataset}/jobs/{jobId}/add, then POST .../jobs/{jobId}/start.';
 
-export const importOperations: Operations = {
+export const importOperations: Operations = checkQueryParams({
   /** JSON: a job to add files to (or a URL import, which starts by itself). Multipart: files under 5 MB, started at once. */
   async createJob(ctx) {
     const { services, caller, params } = ctx;
@@ -112,7 +112,7 @@ export const importOperations: Operations = {
   async jobUpload(ctx) {
     return jobUpload(ctx);
   },
-};
+});
 
 async function jobUpload(ctx: OperationContext) {
   const { services, caller, params } = ctx;

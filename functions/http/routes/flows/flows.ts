@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AccountRecord } from '../../../domain/accounts/accounts.js';
 import { NotFoundError, UnsupportedMediaTypeError, ValidationError } from '../../../domain/shared/errors.js';
-import { parseRunFilters } from './run-filters.js';
+import { parseRunFilters, RUN_FILTER_PARAMS } from './run-filters.js';
 import type { VisibleFlow } from '../../../domain/flows/blueprints/blueprint-service.js';
 import type { FlowRecord, FlowVersionRecord, RunRecord, TaskInstanceRecord } from '../../../domain/flows/records.js';
 import { flowFromTurtle, flowToTurtle } from '../../../domain/flows/blueprints/turtle.js';
@@ -9,6 +9,7 @@ import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { storedFileResponse } from '../../stored-files.js';
 import { MAX_JSON_BODY_BYTES, nextLink, parseJsonBody } from '../../request.js';
+import { checkQueryParams } from '../../query-params.js';
 
 export const SwitchesBody = z.object({ flowsEnabled: z.boolean().optional(), sparqlUpdateTaskEnabled: z.boolean().optional() }).strict();
 export const CopyBody = z.object({ account: z.string().optional(), id: z.string().optional(), name: z.string().optional() }).strict();
@@ -141,7 +142,7 @@ async function oneRun(ctx: OperationContext, run: RunRecord, owner?: AccountReco
   return runView(ctx, run, ownerAccount, names.get(run.startedByUid));
 }
 
-export const flowOperations: Operations = {
+export const flowOperations: Operations = checkQueryParams({
   async getFlowSwitches(ctx) {
     if (!ctx.caller?.isAdmin) throw new NotFoundError('Not found.');
     return jsonResponse(200, await ctx.services.flows.getSwitches());
@@ -297,4 +298,4 @@ export const flowOperations: Operations = {
     const file = { key: artifact.blobKey, fileName: artifact.fileName, contentType: artifact.contentType, size: artifact.size };
     return storedFileResponse(ctx.services.platform.blobs.artifacts, file, open);
   },
-};
+}, { listRuns: RUN_FILTER_PARAMS, listTaskInstances: ['runId'] }, ['startRun']);

@@ -3,6 +3,7 @@ import type { HookView } from '../../../domain/flows/hooks/hook-service.js';
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { parseJsonBody } from '../../request.js';
+import { checkQueryParams } from '../../query-params.js';
 
 export const HookBody = z
   .object({
@@ -33,7 +34,7 @@ function hookView(ctx: OperationContext, v: HookView) {
 }
 
 /** Hooks of a flow: runs started by asset or data uploads to one dataset. */
-export const hookOperations: Operations = {
+export const hookOperations: Operations = checkQueryParams({
   async listHooks(ctx) {
     const hooks = await ctx.services.hooks.list(ctx.caller, ctx.params.account!, ctx.params.flow!);
     return jsonResponse(200, hooks.map((h) => hookView(ctx, h)));
@@ -60,4 +61,4 @@ export const hookOperations: Operations = {
     await ctx.services.hooks.delete(ctx.caller, ctx.params.account!, ctx.params.flow!, ctx.params.hook!);
     return { status: 204, headers: {} };
   },
-};
+});

@@ -7,6 +7,9 @@ import { ValidationError } from '../../../domain/shared/errors.js';
 
 export const DEFAULT_RUNS_LIMIT = 100;
 
+/** The query parameters of the run listing (any other is refused). */
+export const RUN_FILTER_PARAMS = ['blueprintId', 'account', 'status', 'startedFromType', 'startedBy', 'scheduleId', 'hookId', 'assetId', 'createdAtFrom', 'createdAtTo', 'sortBy', 'sortDirection', 'after', 'limit'] as const;
+
 /** Parses the run listing's query parameters. */
 export function parseRunFilters(query: URLSearchParams): RunFilters {
   const one = (name: string): string | undefined => {

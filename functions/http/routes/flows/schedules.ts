@@ -3,6 +3,7 @@ import type { ScheduleView } from '../../../domain/flows/schedules/schedule-serv
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { parseJsonBody } from '../../request.js';
+import { checkQueryParams } from '../../query-params.js';
 
 /** Field types here; the rules (label length, recurrence shapes, time zones, values) in the domain. */
 export const ScheduleBody = z
@@ -37,7 +38,7 @@ function scheduleView(ctx: OperationContext, v: ScheduleView) {
 }
 
 /** Schedules of a flow: runs started at set times, acting as the schedule's owner. */
-export const scheduleOperations: Operations = {
+export const scheduleOperations: Operations = checkQueryParams({
   async listSchedules(ctx) {
     const schedules = await ctx.services.schedules.list(ctx.caller, ctx.params.account!, ctx.params.flow!);
     return jsonResponse(200, schedules.map((s) => scheduleView(ctx, s)));
@@ -66,4 +67,4 @@ export const scheduleOperations: Operations = {
     await ctx.services.schedules.delete(ctx.caller, ctx.params.account!, ctx.params.flow!, ctx.params.schedule!);
     return { status: 204, headers: {} };
   },
-};
+});
