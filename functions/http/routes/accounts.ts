@@ -8,8 +8,11 @@ import type { Operations, Services } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { nextLink, parseJsonBody, singleQueryParam, validate } from '../request.js';
 import { allowQueryParams, flagParam, withoutQueryParams } from '../query-params.js';
+import { listOrder, offsetLink, offsetParam, readAll, sortedPage } from '../list-order.js';
+
+const ACCOUNT_SORT = ['accountNameLower', 'createdAt', 'updatedAt'] as const;
 import { accountMatches } from '../../domain/accounts/account-filters.js';
-import { UnauthenticatedError } from '../../domain/shared/errors.js';
+import { UnauthenticatedError, ValidationError } from '../../domain/shared/errors.js';
 import { checkPins, MAX_PINNED_ITEMS, PIN_TYPES, resolvePins } from '../../domain/stories/pins.js';
 import type { OperationContext } from '../api.js';
 import { accountExtras } from './account-extras.js';
@@ -99,12 +102,22 @@ export async function applyAccountPatch(ctx: OperationContext, accountName: stri
 
 const operations: Operations = {
   async listAccounts({ req, services, caller, apiUrl }) {
-    allowQueryParams(req, ['limit', 'after', 'q', 'type', 'verbose']);
+    allowQueryParams(req, ['limit', 'after', 'q', 'type', 'verbose', 'offset', 'sortBy', 'sortDirection']);
     const page = parsePageRequest(singleQueryParam(req, 'limit'), singleQueryParam(req, 'after'));
     const filter = validate(ListFilter, { q: singleQueryParam(req, 'q') ?? undefined, type: singleQueryParam(req, 'type') ?? undefined });
-    const result = await services.accounts.list(page, (a) => accountMatches(a, filter));
     // `verbose`: each account as its own page shows it (counts, an organisation's members).
     const verbose = flagParam(req, 'verbose');
+    // TriplyDB's `offset`, `sortBy`, `sortDirection`: sorted in memory, paged by offset (http/list-order.ts).
+    const order = listOrder(req, ACCOUNT_SORT, 'accountNameLower', offsetParam(req));
+    if (order) {
+      if (page.after) throw new ValidationError('after: not with offset, sortBy or sortDirection; follow the Link header.');
+      const all = await readAll((p) => services.accounts.list(p, (a) => accountMatches(a, filter)));
+      const key = (a: AccountRecord) => (order.sortBy === 'accountNameLower' ? a.accountName.toLowerCase() : order.sortBy === 'createdAt' ? a.createdAt : (a.updatedAt ?? a.createdAt));
+      const sorted = sortedPage(all, key, order, page.limit);
+      const body = await Promise.all(sorted.items.map((a) => view(services, caller, a, apiUrl, verbose)));
+      return jsonResponse(200, body, sorted.more ? offsetLink(req, apiUrl, 'offset', order.offset + page.limit) : undefined);
+    }
+    const result = await services.accounts.list(page, (a) => accountMatches(a, filter));
     const body = await Promise.all(result.items.map((a) => view(services, caller, a, apiUrl, verbose)));
     return jsonResponse(200, body, nextLink(req, apiUrl, result.next));
   },

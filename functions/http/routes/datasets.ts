@@ -4,10 +4,11 @@ import { parsePageRequest } from '../../domain/shared/paging.js';
 import type { AccountRecord } from '../../domain/accounts/accounts.js';
 import type { DatasetRecord } from '../../domain/datasets/datasets.js';
 import { datasetMatches, GLOBAL_PREFIXES } from '../../domain/datasets/global-prefixes.js';
-import { NotFoundError } from '../../domain/shared/errors.js';
+import { NotFoundError, ValidationError } from '../../domain/shared/errors.js';
 import type { OperationContext, Operations } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { allowQueryParams, flagParam, withoutQueryParams } from '../query-params.js';
+import { listOrder, offsetLink, readAll, sortedPage, sortedSince } from '../list-order.js';
 import { nextLink, parseJsonBody, singleQueryParam, validate } from '../request.js';
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);
@@ -42,6 +43,7 @@ const toPrefixList = (p: z.infer<typeof PrefixesBody>) =>
   Array.isArray(p) ? p.map(({ prefixLabel, iri }) => ({ prefixLabel, iri })) : Object.entries(p).map(([prefixLabel, iri]) => ({ prefixLabel, iri }));
 
 const LIST_PARAMS = ['limit', 'after', 'q', 'verbose', 'sparql'];
+const DATASET_SORT = ['createdAt', 'updatedAt', 'name'] as const;
 const ListFilter = z.object({ q: z.string().max(256, 'at most 256 characters').optional() });
 export const ToAccountBody = z.object({ toAccount: z.string('is required').max(40, 'an account name has at most 40 characters') });
 export const PrefixIriBody = z.object({ iri: z.string('is required').max(2048, 'at most 2048 characters') });
@@ -59,12 +61,27 @@ async function view(ctx: OperationContext, d: DatasetRecord, owner: AccountRecor
 
 async function listDatasets(ctx: OperationContext, account: string | null) {
   const { req, services, caller, apiUrl } = ctx;
-  allowQueryParams(req, LIST_PARAMS);
-  const page = parsePageRequest(singleQueryParam(req, 'limit'), singleQueryParam(req, 'after'));
+  // TriplyDB documents `sortBy` for an account's datasets only; `since` is its name for our cursor `after`.
+  allowQueryParams(req, account === null ? [...LIST_PARAMS, 'since', 'sortDirection'] : [...LIST_PARAMS, 'since', 'sortDirection', 'sortBy']);
+  const after = singleQueryParam(req, 'after');
+  const since = singleQueryParam(req, 'since');
+  if (after !== null && since !== null) throw new ValidationError('since: give either since or after (the same cursor), not both.');
+  const sortedOffset = sortedSince(since);
+  const page = parsePageRequest(singleQueryParam(req, 'limit'), sortedOffset === null ? (since ?? after) : null);
   const { q } = validate(ListFilter, { q: singleQueryParam(req, 'q') ?? undefined });
   const sparqlOnly = flagParam(req, 'sparql');
-  const result = await services.datasets.list(caller, account, page, (d) => datasetMatches(d, q) && (!sparqlOnly || d.serviceCount > 0));
+  const matches = (d: DatasetRecord) => datasetMatches(d, q) && (!sparqlOnly || d.serviceCount > 0);
   const verbose = flagParam(req, 'verbose');
+  const order = listOrder(req, DATASET_SORT, 'createdAt', sortedOffset);
+  if (order) {
+    // Sorted in memory, paged by an offset cursor (`since=o<offset>`, http/list-order.ts).
+    if (page.after) throw new ValidationError('since: a cursor of the unsorted listing does not page a sorted one; follow the Link header.');
+    const all = await readAll((p) => services.datasets.list(caller, account, p, matches));
+    const sorted = sortedPage(all, (d) => d.dataset[order.sortBy], order, page.limit);
+    const link = sorted.more ? offsetLink(req, apiUrl, 'since', order.offset + page.limit) : undefined;
+    return jsonResponse(200, await Promise.all(sorted.items.map((d) => view(ctx, d.dataset, d.owner, verbose))), link);
+  }
+  const result = await services.datasets.list(caller, account, page, matches);
   return jsonResponse(200, await Promise.all(result.items.map((d) => view(ctx, d.dataset, d.owner, verbose))), nextLink(req, apiUrl, result.next));
 }
 

@@ -8,6 +8,9 @@ import type { Operations, OperationContext } from '../api.js';
 import { jsonResponse } from '../errors.js';
 import { imageFromMultipart } from '../multipart-file.js';
 import { allowQueryParams, withoutQueryParams } from '../query-params.js';
+import { listOrder, MAX_SORTED, offsetParam, sortedPage } from '../list-order.js';
+
+const STORY_SORT = ['name'] as const;
 import { parseJsonBody, singleQueryParam } from '../request.js';
 import { fullStoryView, queryViewById, storiesOf } from './showcase.js';
 
@@ -41,24 +44,38 @@ const avatarKey = (kind: 'a' | 'd', id: string) => (kind === 'd' ? `datasets/${i
 const queryCheck = (ctx: OperationContext): QueryCheck => async (caller, id) => (await queryViewById(ctx.services, caller, id, ctx.apiUrl)) !== null;
 
 function listOptions(ctx: OperationContext) {
-  // Stories come by name; `since`, `sortBy` and `sortDirection` are not implemented, so they are refused.
-  allowQueryParams(ctx.req, ['limit', 'offset', 'q']);
+  // Stories come by owner and name. TriplyDB's `since` (a cursor) is an offset here, as `offset` is;
+  // `sortBy` (only "name", account listings only) and `sortDirection` sort (http/list-order.ts).
+  allowQueryParams(ctx.req, ctx.params.account ? ['limit', 'offset', 'q', 'since', 'sortBy', 'sortDirection'] : ['limit', 'offset', 'q', 'since', 'sortDirection']);
   const limitRaw = singleQueryParam(ctx.req, 'limit');
-  const offsetRaw = singleQueryParam(ctx.req, 'offset');
   const limit = limitRaw === null ? DEFAULT_PAGE_SIZE : Number(limitRaw);
-  const offset = offsetRaw === null ? 0 : Number(offsetRaw);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw new ValidationError(`limit: must be a whole number from 1 to ${MAX_PAGE_SIZE}.`);
-  if (!Number.isInteger(offset) || offset < 0 || offset > 10_000) throw new ValidationError('offset: must be a whole number from 0 to 10000.');
-  return { limit, offset, q: singleQueryParam(ctx.req, 'q') ?? undefined };
+  const offsetGiven = offsetParam(ctx.req);
+  const since = offsetParam(ctx.req, 'since');
+  if (offsetGiven !== null && since !== null) throw new ValidationError('since: give either since or offset (the same position), not both.');
+  const offset = offsetGiven ?? since ?? 0;
+  const order = listOrder(ctx.req, STORY_SORT, 'name');
+  return { limit, offset, q: singleQueryParam(ctx.req, 'q') ?? undefined, order: order && { ...order, offset }, cursor: (since !== null ? 'since' : 'offset') as 'since' | 'offset' };
 }
 
 async function list(ctx: OperationContext, account: string | null) {
   const options = listOptions(ctx);
-  const stories = await storiesOf(ctx.services).list(ctx.caller, account, options);
-  // A full page may have a next one (the TriplyDB client follows `Link: rel="next"`, absolute).
+  let stories;
+  let more: boolean;
+  if (options.order) {
+    const all = await storiesOf(ctx.services).list(ctx.caller, account, { limit: MAX_SORTED, offset: 0, q: options.q });
+    const key = (s: (typeof all)[number]) => (account === null && !ctx.req.query.has('sortBy') ? `${s.owner.accountName}/${s.story.name}` : s.story.name);
+    const sorted = sortedPage(all, key, options.order, options.limit);
+    stories = sorted.items;
+    more = sorted.more;
+  } else {
+    stories = await storiesOf(ctx.services).list(ctx.caller, account, options);
+    // A full page may have a next one (the TriplyDB client follows `Link: rel="next"`, absolute).
+    more = stories.length === options.limit;
+  }
   const next = new URLSearchParams(ctx.req.query);
-  next.set('offset', String(options.offset + options.limit));
-  const link = stories.length === options.limit ? { link: `<${ctx.apiUrl}${ctx.req.path}?${next.toString()}>; rel="next"` } : undefined;
+  next.set(options.cursor, String(options.offset + options.limit));
+  const link = more ? { link: `<${ctx.apiUrl}${ctx.req.path}?${next.toString()}>; rel="next"` } : undefined;
   return jsonResponse(200, await Promise.all(stories.map((s) => fullStoryView(ctx.services, ctx.caller, s.story, s.owner, ctx.apiUrl))), link);
 }
 
