@@ -73,7 +73,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   login: { summary: 'Signs in with account name (or email) and password: sets the session cookie and answers the CSRF token.', body: ['auth', 'LoginBody'], answers: { '2XX': any('Signed in.', ['application/json']) } },
   logout: { summary: 'Ends the session.', answers: { 204: none() } },
 
-  listAccounts: { summary: 'Accounts, filtered by q and type; sortBy (accountNameLower|createdAt|updatedAt) and sortDirection (asc|desc) sort, offset pages a sorted listing.', query: ['q', 'type', 'sortBy', 'sortDirection', 'verbose', 'after', ...PAGED], answers: { 200: list(R.AccountView) } },
+  listAccounts: { summary: 'Accounts, filtered by q and type; sortBy (accountNameLower|createdAt|updatedAt) and sortDirection (asc|desc) sort, offset pages a sorted listing.', query: ['q', 'type', 'sortBy', 'sortDirection', 'verbose', 'after', 'limit', 'offset'], answers: { 200: list(R.AccountView) } },
   createAccount: { summary: 'Creates a user (administrators) or an organisation (any user, who becomes its owner).', body: ['accounts', 'NewAccountBody'], answers: { 201: ok(R.AccountView) } },
   getAccount: { summary: 'One account.', query: ['verbose'], answers: { 200: ok(R.AccountView) } },
   updateAccount: { summary: 'Changes an account.', body: ['accounts', 'AccountPatchBody'], answers: { 200: ok(R.AccountView) } },
