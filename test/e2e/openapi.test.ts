@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../functions/http/route-table.js';
+import { matchRoute } from '../../functions/http/router.js';
 import { OPERATION_DOCS } from '../../functions/http/openapi/route-docs.js';
 import { bodySchemaOf } from '../../functions/http/openapi/generator.js';
 import { OpenApiChecker, openApiProblems } from '../support/openapi.js';
@@ -24,8 +25,35 @@ afterAll(async () => {
   await p?.stop();
 });
 
-/** A request whose answer is checked against the document. */
-const call = (method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> => api.request(p, method, path, options);
+/**
+ * Operations that take parameters the route does not define by design, so an unknown one is not
+ * refused (the unknown-parameter probe skips them), each with why.
+ */
+const OPEN_PARAMETERS: Record<string, string> = {
+  datasetSparql: 'the SPARQL 1.1 protocol defines its parameters (query, default-graph-uri, named-graph-uri, ...)',
+  serviceSparql: 'the SPARQL 1.1 protocol defines its parameters',
+  runQuery: "a saved query's API variables arrive as query parameters of any name",
+  queryText: "the query's text with its API variables filled in from query parameters of any name (TriplyDB's Query.getString)",
+  graphql: 'GraphQL over HTTP defines its parameters (query, variables, operationName, extensions)',
+  startRun: "a flow's start values arrive as query parameters named after its variables",
+};
+
+/** Answers to `?unknownParam=1` that were not a 400 naming it, where the same request without it succeeded. */
+const acceptedUnknown = new Set<string>();
+
+/**
+ * A request whose answer is checked against the document. Before it, the same request with an
+ * unknown query parameter is sent (routes refuse it before they act, so nothing changes): a route
+ * that does not answer 400 naming it while the real request succeeds is collected in acceptedUnknown.
+ */
+const call = async (method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> => {
+  const match = matchRoute(method.toUpperCase(), new URL(path, 'http://x').pathname);
+  const probe = match.kind === 'match' && !(match.route.operation in OPEN_PARAMETERS) ? await p.request(method, `${path}${path.includes('?') ? '&' : '?'}unknownParam=1`, options) : undefined;
+  const res = await api.request(p, method, path, options);
+  const refused = probe && probe.status === 400 && /unknownParam/.test(probe.text);
+  if (probe && !refused && (res.status < 300 || probe.status < 300) && match.kind === 'match') acceptedUnknown.add(`${match.route.operation} (${match.route.method} ${match.route.path}: ${probe.status})`);
+  return res;
+};
 
 describe('GET /openapi.json', () => {
   it('is public JSON that the OpenAPI 3.1 schema validates', async () => {
@@ -270,7 +298,7 @@ describe('flows, search, roles and tokens answer as the document says', () => {
     await waitForRun(p, run.body.id, t);
     await call('GET', `/flows/runs/${run.body.id}`, { token: t });
     await call('POST', `/flows/runs/${run.body.id}/abort`, { token: t }); // 409: it has ended
-    await call('GET', `/flows/runs?flow=flower/linear`, { token: t });
+    await call('GET', `/flows/runs?account=flower`, { token: t });
     await call('GET', `/flows/taskInstances?runId=${run.body.id}`, { token: t });
     await call('POST', `${F}/copy`, { headers: session, body: { id: 'linear-copy' } });
     await call('DELETE', `${F}/presets/nightly`, { headers: session });
@@ -327,5 +355,141 @@ describe('a body over the simple-route limit', () => {
     expect((await tooLarge(stream, { duplex: 'half' })).status).toBe(413);
     // The connection pool still works afterwards.
     expect((await p.request('POST', '/datasets/heavy', { token, body: { name: 'fits' } })).status).toBe(201);
+  });
+});
+
+/** 1x1 PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+describe('every other operation answers as the document says', () => {
+  it('sweeps the operations the walks above did not reach, against live accounts, datasets, services, queries and flows', async () => {
+    const admin = p.adminToken;
+    await call('GET', '/openapi.json');
+    await call('POST', '/accounts', { token: admin, body: { type: 'user', accountName: 'sweeper', password: 'sweeper-password-123' } });
+    await call('POST', '/accounts', { token: admin, body: { type: 'user', accountName: 'swept', password: 'swept-password-123' } });
+    const t = (await call('POST', '/accounts/sweeper/tokens', { token: admin, body: {} })).body.token as string;
+    const swept = (await call('POST', '/accounts/swept/tokens', { token: admin, body: {} })).body.token as string;
+    await call('POST', '/accounts/sweeper/orgs', { token: t, body: { accountName: 'sweepers' } });
+    await call('POST', '/accounts/sweepers/members', { token: t, body: { accountName: 'swept', role: 'member' } });
+    await call('PATCH', '/accounts/sweepers/members/swept', { token: t, body: { role: 'owner' } });
+    const session = await consoleSession(p, 'sweeper');
+
+    // A dataset with data, a SPARQL service, a saved query with two versions, a story.
+    await call('POST', '/datasets/sweeper', { token: t, body: { name: 'sw', accessLevel: 'public' } });
+    const D = '/datasets/sweeper/sw';
+    const form = new FormData();
+    form.append('file', new Blob(['<http://e.org/a> <http://e.org/p> "x" .\n']), 'sw.nt');
+    const upload = await (await fetch(`${p.url}${D}/jobs`, { method: 'POST', headers: { authorization: `Bearer ${t}` }, body: form })).json();
+    await waitForJob(p, t, 'sweeper/sw', upload.jobId);
+    await call('PATCH', `${D}/prefixes`, { token: t, body: { ex: 'http://e.org/' } });
+    const graphs = (await call('GET', `${D}/graphs`)).body;
+    await call('PATCH', `${D}/graphs/${graphs[0].id}`, { token: t, body: { graphName: 'http://e.org/graph' } });
+    await call('PATCH', `${D}/imports`, { token: t, body: [] });
+    await call('POST', `${D}/services`, { token: t, body: { name: 'sw', type: 'virtuoso' } });
+    await waitForService(p, t, 'sweeper/sw', 'sw');
+    await call('PATCH', `${D}/services/sw`, { token: t, body: { name: 'sw' } });
+    await call('POST', `${D}/services/sw`, { token: t, body: { sync: true } });
+    await waitForService(p, t, 'sweeper/sw', 'sw');
+    const dataset = (await call('GET', D)).body;
+    const q = { name: 'swq', accessLevel: 'public', dataset: dataset.id, requestConfig: { payload: { query: 'SELECT * WHERE { ?s ?p ?o }' } } };
+    await call('POST', '/queries/sweeper', { token: t, body: q });
+    await call('POST', '/queries/sweeper/swq', { token: t, body: { requestConfig: { payload: { query: 'CONSTRUCT WHERE { ?s ?p ?o }' } } } });
+    await call('POST', '/stories/sweeper', { token: t, body: { name: 'sws', content: [{ type: 'paragraph', paragraph: 'Swept.' }] } });
+    await call('POST', '/stories/sweeper/sws/banner.webp', { token: t, rawBody: PNG, headers: { 'content-type': 'image/png' } });
+    await call('GET', '/stories/sweeper/sws/banner.webp');
+    await call('GET', '/stories/sweeper/sws/banner');
+    await call('PATCH', '/stories/sweeper/sws', { token: t, body: { description: 'swept' } });
+    await call('GET', '/stories/sweeper', { token: t });
+    const me = (await call('GET', '/me', { token: t })).body;
+    await call('POST', `/imgs/avatars/a/${me.uid}`, { token: t, rawBody: PNG, headers: { 'content-type': 'image/png' } });
+    await call('POST', `/imgs/avatars/d/${dataset.id}`, { token: t, rawBody: PNG, headers: { 'content-type': 'image/png' } });
+
+    // Assets: add one, its identifier and version.
+    const assetForm = new FormData();
+    assetForm.append('file', new Blob(['hello']), 'hello.txt');
+    await fetch(`${p.url}${D}/assets`, { method: 'POST', headers: { authorization: `Bearer ${t}` }, body: assetForm });
+    const asset = (await call('GET', `${D}/assets`)).body[0];
+    const version = asset.versions?.[0]?.id ?? asset.versions?.[0]?.versionId ?? '0';
+    await call('GET', `${D}/assets/${asset.identifier}/${version}`);
+    await call('GET', `${D}/assets/${asset.identifier}`);
+    await call('DELETE', `${D}/assets/${asset.identifier}/${version}`, { token: t });
+    await call('DELETE', `${D}/assets/${asset.identifier}`, { token: t });
+
+    // Flows: a flow with a preset, a schedule and a hook, moved between accounts.
+    await call('PATCH', '/admin/flows', { token: admin, body: { flowsEnabled: true } });
+    const F = '/flows/blueprints/sweeper/swf';
+    await call('POST', '/flows/blueprints/sweeper', { headers: session, body: linearFlow('swf', 1) });
+    await call('PUT', `${F}/presets/daily`, { headers: session, body: { values: {} } });
+    const schedule = await call('POST', `${F}/schedules`, { headers: session, body: { label: 'Daily', recurrence: { every: 'day', at: '03:00' }, timeZone: 'UTC' } });
+    await call('PATCH', `${F}/schedules/${schedule.body.id ?? 'none'}`, { headers: session, body: { label: 'Every day' } });
+    const hook = await call('POST', `${F}/hooks`, { headers: session, body: { label: 'On upload', type: 'dataUpload', dataset: { account: 'sweeper', dataset: 'sw' } } });
+    await call('GET', `${F}/hooks/${hook.body.id ?? 'none'}`, { token: t });
+    await call('PATCH', `${F}/hooks/${hook.body.id ?? 'none'}`, { headers: session, body: { enabled: false } });
+    await call('DELETE', `${F}/hooks/${hook.body.id ?? 'none'}`, { headers: session });
+    const triggered = await call('POST', `${F}/triggers/daily/run`, { token: t });
+    if (triggered.status === 201) await waitForRun(p, triggered.body.id, t);
+    const tasks = (await call('GET', `/flows/taskInstances?runId=${triggered.body.id ?? 'none'}`, { token: t })).body;
+    const task = Array.isArray(tasks) ? tasks[0] : tasks?.data?.[0];
+    await call('GET', `/flows/taskInstances/${task?.id ?? 'none'}/artifacts/none`, { token: t });
+    await call('POST', `${F}/move`, { headers: session, body: { account: 'sweepers' } });
+
+    // Every operation not reached yet, with the live names filled in: the SPARQL, query run and
+    // download variants answer their media types; the tus and job steps answer as they do to an
+    // unknown upload.
+    const names: Record<string, string> = {
+      account: 'sweeper', dataset: 'sw', service: 'sw', query: 'swq', version: '1', graphId: graphs[0].id, story: 'sws',
+      jobId: upload.jobId, uploadId: 'none', sourceFileId: 'none', identifier: 'none', versionId: 'none', flow: 'swf', task: 'none', artifact: 'none',
+    };
+    const reached = () => new Set([...api.seen].map((s) => s.split(' ').slice(0, 2).join(' ')));
+    const done = reached();
+    const sparql = 'SELECT * WHERE { ?s ?p ?o }';
+    for (const route of ROUTES) {
+      if (done.has(`${route.method} ${route.path}`) || route.method === 'DELETE') continue;
+      const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(names[name] ?? 'none'));
+      const sparqlRoute = route.operation === 'datasetSparql' || route.operation === 'serviceSparql';
+      if (route.method === 'GET' || route.method === 'HEAD') await call(route.method, sparqlRoute ? `${path}?query=${encodeURIComponent(sparql)}` : path, { token: t });
+      else if (sparqlRoute) await call(route.method, path, { token: t, rawBody: `query=${encodeURIComponent(sparql)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      else await call(route.method, path, { token: t, body: {} });
+    }
+
+    // Every query parameter the document lists for an operation, the route takes (not refused as unknown).
+    const refusedDeclared: string[] = [];
+    // The listings of accounts, datasets and stories are being reworked (issue 14 area D) with their entries.
+    const reworked = ['listAccounts', 'listAllDatasets', 'listAccountDatasets', 'listAllStories', 'listAccountStories'];
+    for (const route of ROUTES.filter((r) => r.method === 'GET' && !reworked.includes(r.operation))) {
+      const declared = (api.document.paths[route.path].get.parameters as { name: string; in: string }[]).filter((x) => x.in === 'query').map((x) => x.name);
+      const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(names[name] ?? 'none'));
+      for (const name of declared) {
+        const res = await p.request('GET', `${path}?${encodeURIComponent(name)}=1`, { token: t });
+        if (res.status === 400 && /unknown query parameter|not a parameter/.test(res.text)) refusedDeclared.push(`${route.operation} ${name}`);
+      }
+    }
+    expect(refusedDeclared).toEqual([]);
+
+    // Removals last.
+    await call('DELETE', `${D}/jobs/${upload.jobId}/add/none`, { token: t });
+    await call('DELETE', `${D}/assets/add/none`, { token: t });
+    await call('DELETE', '/stories/sweeper/sws', { token: t });
+    await call('DELETE', `${D}/graphs`, { token: t });
+    await call('DELETE', '/accounts/sweepers', { token: t });
+    await call('DELETE', '/me', { token: swept });
+  });
+});
+
+/**
+ * Operations whose real answer the sweep does not check, each with why (none today: the sweep
+ * reaches every route; a route that only answers on AWS would be listed here).
+ */
+const UNCHECKED: Record<string, string> = {};
+
+describe('coverage', () => {
+  it('checked a real answer of every documented operation', () => {
+    const documented = Object.entries(api.document.paths).flatMap(([path, methods]: [string, any]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+    const checked = new Set([...api.seen].map((s) => s.split(' ').slice(0, 2).join(' ')));
+    expect(documented.filter((op) => !checked.has(op) && !(op in UNCHECKED))).toEqual([]);
+  });
+
+  it('every route refuses a query parameter it does not know (400 naming it), except those that take any by design', () => {
+    expect([...acceptedUnknown].sort()).toEqual([]);
   });
 });

@@ -50,8 +50,10 @@ function answer(doc: AnswerDoc, components: Json): Json {
   return Object.keys(content).length ? { description: doc.description, content } : { description: doc.description };
 }
 
-function errorAnswers(route: RouteSpec): Json {
-  const content = route.plainErrors ? { 'text/plain': { schema: { type: 'string' } } } : { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+function errorAnswers(route: RouteSpec, doc: OperationDoc): Json {
+  const json = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+  const plain = { 'text/plain': { schema: { type: 'string' } } };
+  const content = route.plainErrors ? plain : doc.plainErrorsToo ? { ...json, ...plain } : json;
   return {
     '4XX': { description: 'The request cannot be served as sent: the message says what to fix (401 sign in, 403 not allowed, 404 not found or not visible).', content },
     '5XX': { description: 'The platform failed.', content },
@@ -73,7 +75,7 @@ function operationObject(route: RouteSpec, operationId: string, components: Json
     'x-family': route.family,
     'x-operation': route.operation,
     parameters,
-    responses: { ...Object.fromEntries(Object.entries(doc.answers).map(([status, a]) => [status, answer(a, components)])), ...errorAnswers(route) },
+    responses: { ...Object.fromEntries(Object.entries(doc.answers).map(([status, a]) => [status, answer(a, components)])), ...errorAnswers(route, doc) },
   };
   const bodied = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
   if (bodied) {

@@ -143,7 +143,5 @@ const term = z.looseObject({ termType: text, value: text });
 /** `GET …/statements`: each statement as its three or four terms. */
 export const StatementView = z.array(term).min(3).max(4).meta({ id: 'Statement' });
 
-export const RunView = z.looseObject({ id: text, status: text }).meta({ id: 'FlowRun' });
-
 /** JSON arrays of a view. */
 export const listOf = (item: z.ZodType) => z.array(item);

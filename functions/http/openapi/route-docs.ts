@@ -19,8 +19,11 @@ import * as imports from '../routes/data/imports.js';
 import * as pipelines from '../routes/pipelines.js';
 import * as queries from '../routes/queries.js';
 import * as services from '../routes/services.js';
+import * as statements from '../routes/data/statements.js';
 import * as stories from '../routes/stories.js';
 import * as R from './response-schemas.js';
+import * as M from './more-schemas.js';
+import { RUN_FILTER_PARAMS } from '../routes/flows/run-filters.js';
 
 /** The route modules whose exported body schemas the docs name. */
 export const SCHEMA_MODULES = { accounts, auth, datasetHooks, datasets, datasetCopy, flows, flowHooks, schedules, graphql, graphs, imports, pipelines, queries, services, stories } as const;
@@ -43,6 +46,8 @@ export interface OperationDoc {
   bodyMedia?: string[];
   /** Status code (or `2XX`) to answer. */
   answers: Record<string, AnswerDoc>;
+  /** Errors may also be plain text (the tus protocol's own refusals). */
+  plainErrorsToo?: true;
   /** Query parameters the operation reads. */
   query?: string[];
 }
@@ -56,6 +61,8 @@ const RDF = ['application/n-triples', 'application/n-quads', 'text/turtle', 'app
 const SPARQL_RESULTS = ['application/sparql-results+json', 'application/sparql-results+xml', 'text/csv', 'text/tab-separated-values', ...RDF];
 const UPLOAD_MEDIA = ['multipart/form-data', 'application/offset+octet-stream', 'application/octet-stream'];
 const PAGED = ['limit', 'offset', 'since'];
+/** tus refusals: the protocol's own statuses, plain text (412: no or another Tus-Resumable version). */
+const TUS_REFUSALS = { 412: any('tus: the Tus-Resumable header is missing or names a version this server does not speak.', ['text/plain']) };
 const PIPELINE_STATUS = z.enum(['pending', 'running', 'finished', 'error', 'cancelled']);
 const PipelineView = z.looseObject({
   id: z.string(),
@@ -69,7 +76,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   getInfo: { summary: 'The instance: API and console URLs, version, feature toggles, enabled services.', answers: { 200: ok(R.InfoView) } },
   getOpenApi: { summary: 'This OpenAPI 3.1 document, generated from the route table.', answers: { 200: any('The document.', ['application/json']) } },
 
-  getMe: { summary: 'The signed-in account (session or token).', answers: { 200: ok(R.AccountView) } },
+  getMe: { summary: 'The signed-in account (session or token).', query: ['verbose'], answers: { 200: ok(R.AccountView) } },
   login: { summary: 'Signs in with account name (or email) and password: sets the session cookie and answers the CSRF token.', body: ['auth', 'LoginBody'], answers: { '2XX': any('Signed in.', ['application/json']) } },
   logout: { summary: 'Ends the session.', answers: { 204: none() } },
 
@@ -104,20 +111,20 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   createJob: { summary: 'Creates an import job (JSON options), or imports the multipart files sent in one go.', body: ['imports', 'JobBody'], bodyMedia: ['application/json', 'multipart/form-data'], answers: { '2XX': ok(R.JobView) } },
   listJobs: { summary: "The dataset's import jobs.", answers: { 200: list(R.JobView) } },
   getJob: { summary: 'One import job, with its progress.', answers: { 200: ok(R.JobView) } },
-  cancelJob: { summary: 'Cancels a job that has not finished.', answers: { '2XX': any('Canceled.', ['application/json']) } },
+  cancelJob: { summary: 'Cancels a job that has not finished.', answers: { 204: none('Canceled.') } },
   startJob: { summary: "Starts indexing the job's uploaded files.", answers: { '2XX': ok(R.JobView) } },
-  createJobUpload: { summary: 'Starts a tus upload of one file of the job.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.') } },
-  jobUpload: { summary: 'tus: offset (HEAD), a chunk (PATCH), or ends (DELETE) one upload of the job.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.') } },
+  createJobUpload: { summary: 'Starts a tus upload of one file of the job.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.'), ...TUS_REFUSALS }, plainErrorsToo: true },
+  jobUpload: { summary: 'tus: offset (HEAD), a chunk (PATCH), or ends (DELETE) one upload of the job.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.'), ...TUS_REFUSALS }, plainErrorsToo: true },
 
-  listGraphs: { summary: "The dataset's graphs.", answers: { 200: list(R.GraphView) } },
+  listGraphs: { summary: "The dataset's graphs.", query: ['limit', 'after'], answers: { 200: list(R.GraphView) } },
   deleteAllGraphs: { summary: 'Deletes every graph.', answers: { 204: none() } },
   getGraph: { summary: 'One graph: its JSON description, or its statements in the RDF format asked for.', answers: { 200: { description: 'The graph.', schema: R.GraphView, media: RDF } } },
   renameGraph: { summary: 'Renames a graph.', body: ['graphs', 'RenameBody'], answers: { '2XX': ok(R.GraphView) } },
   deleteGraph: { summary: 'Deletes a graph.', answers: { 204: none() } },
 
-  listAssets: { summary: "The dataset's assets; with fileName= the one asset of that name (404 if none).", query: ['fileName', ...PAGED], answers: { 200: ok(z.union([R.listOf(R.AssetView), R.AssetView]), 'A page of assets, or the asset named by fileName.') } },
+  listAssets: { summary: "The dataset's assets; with fileName= the one asset of that name (404 if none).", query: ['fileName'], answers: { 200: ok(z.union([R.listOf(R.AssetView), R.AssetView]), 'A page of assets, or the asset named by fileName.') } },
   uploadAsset: { summary: 'Uploads an asset or a new version (multipart).', bodyMedia: ['multipart/form-data'], answers: { '2XX': ok(R.AssetView) } },
-  assetUpload: { summary: 'tus upload of an asset.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.') } },
+  assetUpload: { summary: 'tus upload of an asset.', bodyMedia: UPLOAD_MEDIA, answers: { '2XX': any('tus answer.'), ...TUS_REFUSALS }, plainErrorsToo: true },
   downloadAsset: { summary: "An asset's (latest or given) version.", answers: { '2XX': any('The file (206 for a Range).') } },
   deleteAsset: { summary: 'Deletes an asset, or one of its versions.', answers: { '2XX': { description: 'Deleted (the asset, when a version was deleted).', schema: R.AssetView, empty: true } } },
 
@@ -140,8 +147,8 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   },
   getPipeline: { summary: 'A pipeline of the account: status (pending|running|finished|error|cancelled), progress and its query jobs.', answers: { 200: ok(PipelineView) } },
 
-  listQueries: { summary: 'Saved queries the caller may read.', query: ['q', ...PAGED], answers: { 200: list(R.QueryView) } },
-  listAccountQueries: { summary: "An account's saved queries.", query: ['q', ...PAGED], answers: { 200: list(R.QueryView) } },
+  listQueries: { summary: 'Saved queries the caller may read.', query: ['limit', 'after'], answers: { 200: list(R.QueryView) } },
+  listAccountQueries: { summary: "An account's saved queries.", query: ['limit', 'after'], answers: { 200: list(R.QueryView) } },
   createQuery: { summary: 'Saves a query.', body: ['queries', 'CreateBody'], answers: { 201: ok(R.QueryView) } },
   getQuery: { summary: 'A saved query (latest or given version).', answers: { 200: ok(R.QueryView) } },
   addQueryVersion: { summary: 'Adds a version of a saved query.', body: ['queries', 'VersionBody'], answers: { '2XX': ok(R.QueryView) } },
@@ -150,25 +157,25 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   queryText: { summary: 'The query text with its annotations.', answers: { 200: any('Text.', ['text/plain', 'application/sparql-query']) } },
   runQuery: { summary: 'Runs a saved query (its variables as query parameters).', answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
 
-  setFlowSwitches: { summary: 'Turns flows features on or off (administrators).', body: ['flows', 'SwitchesBody'], answers: { 200: any('The switches.', ['application/json']) } },
-  copyFlow: { summary: 'Copies a flow.', body: ['flows', 'CopyBody'], answers: { 201: any('The copy.', ['application/json']) } },
-  moveFlow: { summary: 'Moves a flow to another account.', body: ['flows', 'MoveBody'], answers: { '2XX': any('The flow.', ['application/json']) } },
-  putPreset: { summary: 'Saves a preset of variables.', body: ['flows', 'PresetBody'], answers: { '2XX': any('The preset.', ['application/json']) } },
+  setFlowSwitches: { summary: 'Turns flows features on or off (administrators).', body: ['flows', 'SwitchesBody'], answers: { 200: ok(M.FlowSwitchesView, 'The switches.') } },
+  copyFlow: { summary: 'Copies a flow.', body: ['flows', 'CopyBody'], answers: { 201: ok(M.FlowView, 'The copy (Location names it).') } },
+  moveFlow: { summary: 'Moves a flow to another account.', body: ['flows', 'MoveBody'], answers: { 200: ok(M.FlowView, 'The flow, under its new account (Location names it).') } },
+  putPreset: { summary: 'Saves a preset of variables.', body: ['flows', 'PresetBody'], answers: { 200: ok(M.PresetView, 'The preset.') } },
   putMaskedValue: { summary: 'Stores a masked value.', body: ['flows', 'MaskedValueBody'], answers: { 204: none() } },
-  createHook: { summary: 'Creates a flow hook.', body: ['flowHooks', 'HookBody'], answers: { 201: any('The hook.', ['application/json']) } },
-  updateHook: { summary: 'Changes a flow hook.', body: ['flowHooks', 'HookBody'], answers: { 200: any('The hook.', ['application/json']) } },
-  createSchedule: { summary: 'Creates a flow schedule.', body: ['schedules', 'ScheduleBody'], answers: { 201: any('The schedule.', ['application/json']) } },
-  updateSchedule: { summary: 'Changes a flow schedule.', body: ['schedules', 'ScheduleBody'], answers: { 200: any('The schedule.', ['application/json']) } },
-  startRun: { summary: 'Starts a run of the flow.', answers: { 201: ok(R.RunView) } },
-  getRun: { summary: 'One run.', answers: { 200: ok(R.RunView) } },
-  listRuns: { summary: 'Runs.', query: ['flow', 'status', ...PAGED], answers: { 200: list(R.RunView) } },
+  createHook: { summary: 'Creates a flow hook.', body: ['flowHooks', 'HookBody'], answers: { 201: ok(M.FlowHookView, 'The hook.') } },
+  updateHook: { summary: 'Changes a flow hook.', body: ['flowHooks', 'HookBody'], answers: { 200: ok(M.FlowHookView, 'The hook.') } },
+  createSchedule: { summary: 'Creates a flow schedule.', body: ['schedules', 'ScheduleBody'], answers: { 201: ok(M.ScheduleView, 'The schedule.') } },
+  updateSchedule: { summary: 'Changes a flow schedule.', body: ['schedules', 'ScheduleBody'], answers: { 200: ok(M.ScheduleView, 'The schedule.') } },
+  startRun: { summary: "Starts a run of the flow; the query string (and a JSON object body) give its variables' values, by name.", answers: { 201: ok(M.FlowRunView, 'The run (Location names it).') } },
+  getRun: { summary: 'One run.', answers: { 200: ok(M.FlowRunView) } },
+  listRuns: { summary: 'Runs the caller may see, filtered and sorted.', query: [...RUN_FILTER_PARAMS], answers: { 200: list(M.FlowRunView) } },
 
   createStory: { summary: 'Creates a story.', body: ['stories', 'StoryBody'], answers: { 201: any('The story.', ['application/json']) } },
   updateStory: { summary: 'Changes a story.', body: ['stories', 'StoryPatch'], answers: { 200: any('The story.', ['application/json']) } },
   copyStory: { summary: 'Copies a story to an account.', body: ['stories', 'ToAccountBody'], answers: { 201: any('The copy.', ['application/json']) } },
   chownStory: { summary: 'Moves a story to an account.', body: ['stories', 'ToAccountBody'], answers: { '2XX': any('The story.', ['application/json']) } },
-  createDatasetHook: { summary: 'Creates a dataset webhook.', body: ['datasetHooks', 'HookBody'], answers: { 201: any('The webhook.', ['application/json']) } },
-  updateDatasetHook: { summary: 'Changes a dataset webhook.', body: ['datasetHooks', 'HookPatch'], answers: { 200: any('The webhook.', ['application/json']) } },
+  createDatasetHook: { summary: 'Creates a dataset webhook.', body: ['datasetHooks', 'HookBody'], answers: { 201: ok(M.DatasetHookView, 'The webhook.') } },
+  updateDatasetHook: { summary: 'Changes a dataset webhook.', body: ['datasetHooks', 'HookPatch'], answers: { 200: ok(M.DatasetHookView, 'The webhook.') } },
 
   updateMe: { summary: 'Changes the signed-in account (as PATCH /accounts/{account}).', body: ['accounts', 'AccountPatchBody'], answers: { 200: ok(R.AccountView) } },
   deleteMe: { summary: 'Deletes the signed-in account.', answers: { 204: none() } },
@@ -182,10 +189,10 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   deletePrefix: { summary: 'Removes a prefix of the dataset.', answers: { '2XX': none() } },
   chownDataset: { summary: 'Moves the dataset to another account.', body: ['datasets', 'ToAccountBody'], answers: { 200: ok(R.DatasetView) } },
   copyDataset: { summary: 'Copies the dataset (graphs, metadata) to an account.', body: ['datasetCopy', 'CopyBody'], answers: { '2XX': ok(R.DatasetView) } },
-  getImports: { summary: 'The graphs imported from other datasets.', answers: { 200: any('The imports.', ['application/json']) } },
-  updateImports: { summary: 'Imports graphs from other datasets.', body: ['datasetCopy', 'ImportsBody'], answers: { '2XX': any('The imports.', ['application/json']) } },
-  getStatements: { summary: 'Statements matching subject, predicate, object and graph.', query: ['subject', 'predicate', 'object', 'graph', ...PAGED], answers: { 200: list(R.StatementView) } },
-  getTerms: { summary: 'Terms starting with q (autocomplete).', query: ['q', 'termType', 'pos', 'graph', ...PAGED], answers: { 200: any('The terms.', ['application/json']) } },
+  getImports: { summary: 'The graphs imported from other datasets.', answers: { 200: ok(R.listOf(M.GraphImportView), 'The imports, by source dataset.') } },
+  updateImports: { summary: 'Imports graphs from other datasets.', body: ['datasetCopy', 'ImportsBody'], answers: { 200: ok(R.listOf(M.GraphImportView), 'The imports, by source dataset.') } },
+  getStatements: { summary: 'Statements matching subject, predicate, object and graph.', query: Object.keys(statements.StatementsQuery.shape), answers: { 200: list(R.StatementView) } },
+  getTerms: { summary: 'Terms starting with q (autocomplete).', query: Object.keys(statements.TermsQuery.shape), answers: { 200: any('The terms.', ['application/json']) } },
   cancelAllJobs: { summary: "Cancels the dataset's unfinished jobs.", answers: { '2XX': { description: 'Canceled.', empty: true, media: ['application/json'] } } },
   resetJob: { summary: 'Resets a job that ended in error, to start it again.', answers: { '2XX': ok(R.JobView) } },
   deleteJobFile: { summary: 'Removes one uploaded file from a job that has not started.', answers: { '2XX': { description: 'Removed.', empty: true, media: ['application/json'] } } },
@@ -202,44 +209,44 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   setDatasetAvatar: { summary: "Sets a dataset's avatar (multipart field avatar).", bodyMedia: ['multipart/form-data'], answers: { '2XX': any('Done.', ['application/json']) } },
   getAvatar: { summary: 'An avatar image.', answers: { 200: any('The image.', ['image/*']) } },
 
-  listDatasetHooks: { summary: "The dataset's webhooks.", answers: { 200: any('The webhooks.', ['application/json']) } },
-  getDatasetHook: { summary: 'One dataset webhook.', answers: { 200: any('The webhook.', ['application/json']) } },
+  listDatasetHooks: { summary: "The dataset's webhooks.", answers: { 200: ok(R.listOf(M.DatasetHookView), 'The webhooks.') } },
+  getDatasetHook: { summary: 'One dataset webhook.', answers: { 200: ok(M.DatasetHookView, 'The webhook.') } },
   deleteDatasetHook: { summary: 'Deletes a dataset webhook.', answers: { 204: none() } },
-  getDatasetHookRecords: { summary: "A webhook's recent deliveries.", answers: { 200: any('The deliveries.', ['application/json']) } },
+  getDatasetHookRecords: { summary: "A webhook's recent deliveries.", answers: { 200: ok(R.listOf(M.HookDeliveryView), 'The deliveries, newest first.') } },
 
-  graphqlStatus: { summary: "Whether the dataset's GraphQL schema is ready.", answers: { 200: any('The status.', ['application/json']) } },
-  simpleSearch: { summary: 'Text search of a search service (query=).', query: ['query', ...PAGED], answers: { 200: any('Matching documents.', ['application/json']) } },
-  dslSearch: { summary: 'Elasticsearch query DSL search of a search service.', bodyMedia: ['application/json'], answers: { 200: any('The Elasticsearch answer.', ['application/json']) } },
-  multiSearch: { summary: 'Elasticsearch multi-search (NDJSON).', bodyMedia: ['application/x-ndjson', 'application/json'], answers: { 200: any('The answers.', ['application/json']) } },
-  countSearch: { summary: 'Elasticsearch count.', bodyMedia: ['application/json'], answers: { 200: any('The count.', ['application/json']) } },
-  termsEnum: { summary: 'Elasticsearch terms enumeration.', bodyMedia: ['application/json'], answers: { 200: any('The terms.', ['application/json']) } },
-  searchMappings: { summary: "The search index's mappings.", answers: { 200: any('The mappings.', ['application/json']) } },
+  graphqlStatus: { summary: "Whether the dataset's GraphQL schema is ready.", answers: { 200: ok(M.GraphqlStatusView, 'The status: errors is null when the schema is ready.') } },
+  simpleSearch: { summary: 'Text search of a search service (query=).', query: ['query', 'from', 'size'], answers: { 200: ok(M.SearchReplyView, 'Matching documents.') } },
+  dslSearch: { summary: 'Elasticsearch query DSL search of a search service.', bodyMedia: ['application/json'], answers: { 200: ok(M.SearchReplyView, 'The Elasticsearch answer.') } },
+  multiSearch: { summary: 'Elasticsearch multi-search (NDJSON).', bodyMedia: ['application/x-ndjson', 'application/json'], answers: { 200: ok(M.MultiSearchView, 'One answer per search.') } },
+  countSearch: { summary: 'Elasticsearch count.', bodyMedia: ['application/json'], answers: { 200: ok(M.CountView, 'The count.') } },
+  termsEnum: { summary: 'Elasticsearch terms enumeration.', bodyMedia: ['application/json'], answers: { 200: ok(M.TermsEnumView, 'The terms.') } },
+  searchMappings: { summary: "The search index's mappings.", answers: { 200: ok(M.MappingsView, 'The mappings.') } },
 
-  getFlowSwitches: { summary: 'Whether flows features are on (administrators).', answers: { 200: any('The switches.', ['application/json']) } },
-  listFlows: { summary: "An account's flows.", answers: { 200: any('The flows.', ['application/json']) } },
-  createFlow: { summary: 'Creates a flow (console session).', bodyMedia: ['application/json', 'text/turtle'], answers: { 201: any('The flow.', ['application/json']) } },
-  getFlow: { summary: 'One flow.', answers: { 200: any('The flow.', ['application/json']) } },
-  saveFlow: { summary: "Saves a flow's definition as a new version (console session).", bodyMedia: ['application/json', 'text/turtle'], answers: { '2XX': any('The flow.', ['application/json']) } },
-  deleteFlow: { summary: 'Deletes a flow.', answers: { '2XX': any('Deleted (202 while its runs are removed).', ['application/json']) } },
+  getFlowSwitches: { summary: 'Whether flows features are on (administrators).', answers: { 200: ok(M.FlowSwitchesView, 'The switches.') } },
+  listFlows: { summary: "An account's flows.", answers: { 200: ok(R.listOf(M.FlowView), 'The flows.') } },
+  createFlow: { summary: 'Creates a flow (console session).', bodyMedia: ['application/json', 'text/turtle'], answers: { 201: ok(M.FlowView, 'The flow (Location names it).') } },
+  getFlow: { summary: 'One flow.', answers: { 200: ok(M.FlowView, 'The flow with its current definition.') } },
+  saveFlow: { summary: "Saves a flow's definition as a new version (console session).", bodyMedia: ['application/json', 'text/turtle'], answers: { 200: ok(M.FlowView, 'The flow with its new version.') } },
+  deleteFlow: { summary: 'Deletes a flow.', answers: { 204: none('Deleted.') } },
   downloadFlow: { summary: "The flow's definition as Turtle.", answers: { 200: any('Turtle.', ['text/turtle']) } },
-  listFlowVersions: { summary: "The flow's versions.", answers: { 200: any('The versions.', ['application/json']) } },
-  getFlowVersion: { summary: 'One version of the flow.', answers: { 200: any('The version.', ['application/json']) } },
-  restoreFlowVersion: { summary: 'Makes an old version the current one.', answers: { '2XX': any('The flow.', ['application/json']) } },
-  listPresets: { summary: "The flow's presets.", answers: { 200: any('The presets.', ['application/json']) } },
+  listFlowVersions: { summary: "The flow's versions.", answers: { 200: ok(R.listOf(M.FlowVersionSummary), 'The versions.') } },
+  getFlowVersion: { summary: 'One version of the flow.', answers: { 200: ok(M.FlowView, 'The flow at that version.') } },
+  restoreFlowVersion: { summary: 'Makes an old version the current one.', answers: { 200: ok(M.FlowView, 'The flow with the restored version as a new one.') } },
+  listPresets: { summary: "The flow's presets.", answers: { 200: ok(R.listOf(M.PresetView), 'The presets.') } },
   deletePreset: { summary: 'Deletes a preset.', answers: { 204: none() } },
-  listMaskedValues: { summary: "The flow's masked values (names only).", answers: { 200: any('The names.', ['application/json']) } },
-  getMaskedValue: { summary: 'One masked value (never its value).', answers: { 200: any('The masked value.', ['application/json']) } },
+  listMaskedValues: { summary: "The flow's masked values (names only).", answers: { 200: ok(R.listOf(M.MaskedValueView), 'The names, and whether each is set.') } },
+  getMaskedValue: { summary: 'One masked value (never its value).', answers: { 200: ok(M.MaskedValueView, 'The masked value.') } },
   deleteMaskedValue: { summary: 'Deletes a masked value.', answers: { 204: none() } },
-  listSchedules: { summary: "The flow's schedules.", answers: { 200: any('The schedules.', ['application/json']) } },
-  getSchedule: { summary: 'One schedule.', answers: { 200: any('The schedule.', ['application/json']) } },
+  listSchedules: { summary: "The flow's schedules.", answers: { 200: ok(R.listOf(M.ScheduleView), 'The schedules.') } },
+  getSchedule: { summary: 'One schedule.', answers: { 200: ok(M.ScheduleView, 'The schedule.') } },
   deleteSchedule: { summary: 'Deletes a schedule.', answers: { 204: none() } },
-  listHooks: { summary: "The flow's hooks.", answers: { 200: any('The hooks.', ['application/json']) } },
-  getHook: { summary: 'One flow hook.', answers: { 200: any('The hook.', ['application/json']) } },
+  listHooks: { summary: "The flow's hooks.", answers: { 200: ok(R.listOf(M.FlowHookView), 'The hooks.') } },
+  getHook: { summary: 'One flow hook.', answers: { 200: ok(M.FlowHookView, 'The hook.') } },
   deleteHook: { summary: 'Deletes a flow hook.', answers: { 204: none() } },
-  abortRun: { summary: 'Aborts a run.', answers: { '2XX': ok(R.RunView) } },
-  listTaskInstances: { summary: "Task instances of runs (run=).", query: ['run', ...PAGED], answers: { 200: any('The task instances.', ['application/json']) } },
+  abortRun: { summary: 'Aborts a run.', answers: { 200: ok(M.FlowRunView) } },
+  listTaskInstances: { summary: 'Task instances of one run (runId=).', query: ['runId'], answers: { 200: ok(R.listOf(M.TaskInstanceView), 'The task instances.') } },
   downloadArtifact: { summary: "A task instance's artifact.", answers: { 200: any('The artifact.') } },
 
-  download: { summary: 'Every graph in one RDF file (format by extension or Accept; .gz compressed).', answers: { 200: any('RDF.', RDF) } },
+  download: { summary: 'Every graph (or the one graph= names) in one RDF file (format by extension or Accept; .gz compressed).', query: ['graph'], answers: { 200: any('RDF.', RDF) } },
   describe: { summary: 'The statements about one resource.', query: ['resource'], answers: { 200: any('RDF.', RDF) } },
 };
