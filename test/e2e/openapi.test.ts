@@ -26,17 +26,11 @@ afterAll(async () => {
 });
 
 /**
- * Operations that take parameters the route does not define by design, so an unknown one is not
- * refused (the unknown-parameter probe skips them), each with why.
+ * Operations that take query parameters of any name by design (the document says why, in
+ * `x-any-query-parameters`), so the unknown-parameter probe skips them: the SPARQL protocol routes,
+ * a saved query's run and text (its API variables), GraphQL over HTTP and a flow's start (its variables).
  */
-const OPEN_PARAMETERS: Record<string, string> = {
-  datasetSparql: 'the SPARQL 1.1 protocol defines its parameters (query, default-graph-uri, named-graph-uri, ...)',
-  serviceSparql: 'the SPARQL 1.1 protocol defines its parameters',
-  runQuery: "a saved query's API variables arrive as query parameters of any name",
-  queryText: "the query's text with its API variables filled in from query parameters of any name (TriplyDB's Query.getString)",
-  graphql: 'GraphQL over HTTP defines its parameters (query, variables, operationName, extensions)',
-  startRun: "a flow's start values arrive as query parameters named after its variables",
-};
+const OPEN_PARAMETERS = ['datasetSparql', 'serviceSparql', 'runQuery', 'queryText', 'graphql', 'startRun'];
 
 /** Answers to `?unknownParam=1` that were not a 400 naming it, where the same request without it succeeded. */
 const acceptedUnknown = new Set<string>();
@@ -50,7 +44,7 @@ const refusing = new Set<string>();
  */
 const call = async (method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> => {
   const match = matchRoute(method.toUpperCase(), new URL(path, 'http://x').pathname);
-  const probe = match.kind === 'match' && !(match.route.operation in OPEN_PARAMETERS) ? await p.request(method, `${path}${path.includes('?') ? '&' : '?'}unknownParam=1`, options) : undefined;
+  const probe = match.kind === 'match' && !OPEN_PARAMETERS.includes(match.route.operation) ? await p.request(method, `${path}${path.includes('?') ? '&' : '?'}unknownParam=1`, options) : undefined;
   const res = await api.request(p, method, path, options);
   // A HEAD answer has no body to name it in.
   const refused = probe && probe.status === 400 && (method.toUpperCase() === 'HEAD' || /unknownParam/.test(probe.text));
@@ -105,6 +99,12 @@ describe('GET /openapi.json', () => {
     expect(api.problems('GET', '/datasets/a/b', { status: 404, headers: json, text: '{"error":"x"}' })[0]).toMatch(/message/);
     expect(api.problems('GET', '/datasets/a/b', { status: 302, headers: json, text: '' })[0]).toMatch(/status is not documented/);
     expect(api.problems('DELETE', '/datasets/a/b', { status: 204, headers: new Headers(), text: '' })).toEqual([]);
+  });
+
+  it('says which operations take query parameters of any name, and why', () => {
+    const open = Object.values(api.document.paths).flatMap((methods: any) => Object.values(methods)).filter((op: any) => op['x-any-query-parameters']);
+    expect([...new Set(open.map((op: any) => op['x-operation']))].sort()).toEqual([...OPEN_PARAMETERS].sort());
+    for (const op of open as any[]) expect(op['x-any-query-parameters']).toMatch(/\w{10}/);
   });
 
   it('refuses a query parameter it does not know', async () => {
@@ -497,7 +497,7 @@ describe('coverage', () => {
 
   it('every operation was seen refusing a query parameter it does not know (400 naming it) before acting, except those that take any by design (OPEN_PARAMETERS)', () => {
     expect([...acceptedUnknown].sort()).toEqual([]);
-    const open = new Set(ROUTES.filter((r) => r.operation in OPEN_PARAMETERS).map((r) => `${r.method} ${r.path}`));
+    const open = new Set(ROUTES.filter((r) => OPEN_PARAMETERS.includes(r.operation)).map((r) => `${r.method} ${r.path}`));
     const notShown = ROUTES.map((r) => `${r.method} ${r.path}`).filter((op) => !open.has(op) && !refusing.has(op));
     expect(notShown).toEqual([]);
   });

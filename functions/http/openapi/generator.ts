@@ -86,6 +86,7 @@ function operationObject(route: RouteSpec, operationId: string, components: Json
     if (!Object.keys(content).length) content['application/json'] = {};
     op.requestBody = { required: !!schema && !route.stream, content };
   }
+  if (doc.anyQuery) op['x-any-query-parameters'] = doc.anyQuery;
   if (route.stream) op['x-streamed-body'] = true;
   if (route.host) op['x-aws-host'] = route.host;
   return op;

@@ -50,6 +50,8 @@ export interface OperationDoc {
   plainErrorsToo?: true;
   /** Query parameters the operation reads. */
   query?: string[];
+  /** Why the operation takes query parameters of any name (it refuses none); every other refuses those not in `query`. */
+  anyQuery?: string;
 }
 
 const ok = (schema: z.ZodType, description = 'OK'): AnswerDoc => ({ description, schema });
@@ -135,10 +137,10 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   renameService: { summary: 'Renames a service.', body: ['services', 'RenameBody'], answers: { 200: ok(R.ServiceView) } },
   deleteService: { summary: 'Deletes a service.', answers: { 204: none() } },
   serviceGraphs: { summary: 'The graphs a service has loaded.', answers: { 200: list(R.ServiceGraphView, 'Every graph, with its load status.') } },
-  serviceSparql: { summary: 'SPARQL 1.1 protocol: query (GET or POST) or update (POST) through a service.', query: ['query', 'default-graph-uri', 'named-graph-uri'], bodyMedia: ['application/sparql-query', 'application/sparql-update', 'application/x-www-form-urlencoded'], answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
-  datasetSparql: { summary: 'SPARQL 1.1 protocol on the dataset itself: query, and update (changes the graphs).', query: ['query', 'default-graph-uri', 'named-graph-uri'], bodyMedia: ['application/sparql-query', 'application/sparql-update', 'application/x-www-form-urlencoded'], answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
+  serviceSparql: { anyQuery: 'The SPARQL 1.1 protocol defines the parameters (query, update, default-graph-uri, named-graph-uri, using-graph-uri, ...).', summary: 'SPARQL 1.1 protocol: query (GET or POST) or update (POST) through a service.', query: ['query', 'default-graph-uri', 'named-graph-uri'], bodyMedia: ['application/sparql-query', 'application/sparql-update', 'application/x-www-form-urlencoded'], answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
+  datasetSparql: { anyQuery: 'The SPARQL 1.1 protocol defines the parameters (query, update, default-graph-uri, named-graph-uri, using-graph-uri, ...).', summary: 'SPARQL 1.1 protocol on the dataset itself: query, and update (changes the graphs).', query: ['query', 'default-graph-uri', 'named-graph-uri'], bodyMedia: ['application/sparql-query', 'application/sparql-update', 'application/x-www-form-urlencoded'], answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
 
-  graphql: { summary: 'GraphQL over the dataset (schema from its SHACL shapes).', query: ['query', 'variables', 'operationName'], body: ['graphql', 'Body'], answers: { 200: any('GraphQL result.', ['application/json', 'application/graphql-response+json']) } },
+  graphql: { anyQuery: 'GraphQL over HTTP defines the parameters (query, variables, operationName, extensions).', summary: 'GraphQL over the dataset (schema from its SHACL shapes).', query: ['query', 'variables', 'operationName'], body: ['graphql', 'Body'], answers: { 200: any('GraphQL result.', ['application/json', 'application/graphql-response+json']) } },
 
   createPipeline: {
     summary: "Runs saved CONSTRUCT/DESCRIBE queries (PipelineConfig v0.2) against a source dataset and replaces a graph of the target dataset with their results; answers the pipeline as it ended (finished or error).",
@@ -154,8 +156,8 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   addQueryVersion: { summary: 'Adds a version of a saved query.', body: ['queries', 'VersionBody'], answers: { '2XX': ok(R.QueryView) } },
   updateQuery: { summary: "Changes a saved query's metadata.", body: ['queries', 'MetaBody'], answers: { 200: ok(R.QueryView) } },
   deleteQuery: { summary: 'Deletes a saved query.', answers: { 204: none() } },
-  queryText: { summary: 'The query text with its annotations.', answers: { 200: any('Text.', ['text/plain', 'application/sparql-query']) } },
-  runQuery: { summary: 'Runs a saved query (its variables as query parameters).', answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
+  queryText: { anyQuery: "The saved query's API variables arrive as query parameters named after them (the text with them filled in).", summary: 'The query text with its annotations.', answers: { 200: any('Text.', ['text/plain', 'application/sparql-query']) } },
+  runQuery: { anyQuery: "The saved query's API variables arrive as query parameters named after them.", summary: 'Runs a saved query (its variables as query parameters).', answers: { '2XX': any('Results.', SPARQL_RESULTS) } },
 
   setFlowSwitches: { summary: 'Turns flows features on or off (administrators).', body: ['flows', 'SwitchesBody'], answers: { 200: ok(M.FlowSwitchesView, 'The switches.') } },
   copyFlow: { summary: 'Copies a flow.', body: ['flows', 'CopyBody'], answers: { 201: ok(M.FlowView, 'The copy (Location names it).') } },
@@ -166,7 +168,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   updateHook: { summary: 'Changes a flow hook.', body: ['flowHooks', 'HookBody'], answers: { 200: ok(M.FlowHookView, 'The hook.') } },
   createSchedule: { summary: 'Creates a flow schedule.', body: ['schedules', 'ScheduleBody'], answers: { 201: ok(M.ScheduleView, 'The schedule.') } },
   updateSchedule: { summary: 'Changes a flow schedule.', body: ['schedules', 'ScheduleBody'], answers: { 200: ok(M.ScheduleView, 'The schedule.') } },
-  startRun: { summary: "Starts a run of the flow; the query string (and a JSON object body) give its variables' values, by name.", answers: { 201: ok(M.FlowRunView, 'The run (Location names it).') } },
+  startRun: { anyQuery: "The flow's variables arrive as query parameters named after them.", summary: "Starts a run of the flow; the query string (and a JSON object body) give its variables' values, by name.", answers: { 201: ok(M.FlowRunView, 'The run (Location names it).') } },
   getRun: { summary: 'One run.', answers: { 200: ok(M.FlowRunView) } },
   listRuns: { summary: 'Runs the caller may see, filtered and sorted.', query: [...RUN_FILTER_PARAMS], answers: { 200: list(M.FlowRunView) } },
 
