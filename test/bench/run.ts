@@ -18,6 +18,7 @@ import { benchVirtuoso } from './virtuoso.js';
 import { benchGraphql } from './graphql.js';
 import { benchSearch } from './search.js';
 import { benchDataRoutes } from './data-routes.js';
+import { formatAims } from './aims.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
 const CONCURRENCY = 16;
@@ -98,6 +99,8 @@ try {
     console.log('');
     await benchHookLatency(platform);
   }
+  const aims = formatAims();
+  if (aims.length > 0) console.log(['', ...aims].join('\n'));
 } finally {
   await platform.stop();
 }
