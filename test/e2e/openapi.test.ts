@@ -397,7 +397,9 @@ describe('every other operation answers as the document says', () => {
     const dataset = (await call('GET', D)).body;
     const q = { name: 'swq', accessLevel: 'public', dataset: dataset.id, requestConfig: { payload: { query: 'SELECT * WHERE { ?s ?p ?o }' } } };
     await call('POST', '/queries/sweeper', { token: t, body: q });
-    await call('POST', '/queries/sweeper/swq', { token: t, body: { requestConfig: { payload: { query: 'CONSTRUCT WHERE { ?s ?p ?o }' } } } });
+    await call('POST', '/queries/sweeper/swq', { token: t, body: { requestConfig: { payload: { query: 'SELECT ?s WHERE { ?s ?p ?o }' } } } });
+    await call('POST', '/queries/sweeper', { token: t, body: { ...q, name: 'swc', requestConfig: { payload: { query: 'CONSTRUCT WHERE { ?s ?p ?o }' } } } });
+    await call('POST', '/queries/sweeper', { token: t, body: { ...q, name: 'swu', requestConfig: { payload: { query: 'INSERT DATA { <http://e.org/u> <http://e.org/p> "u" }' } } } });
     await call('POST', '/stories/sweeper', { token: t, body: { name: 'sws', content: [{ type: 'paragraph', paragraph: 'Swept.' }] } });
     await call('POST', '/stories/sweeper/sws/banner.webp', { token: t, rawBody: PNG, headers: { 'content-type': 'image/png' } });
     await call('GET', '/stories/sweeper/sws/banner.webp');
@@ -439,6 +441,86 @@ describe('every other operation answers as the document says', () => {
     await call('GET', `/flows/taskInstances/${task?.id ?? 'none'}/artifacts/none`, { token: t });
     await call('POST', `${F}/move`, { headers: session, body: { account: 'sweepers' } });
 
+    // Successful answers of what the calls above saw refused (a finished job, a SPARQL service, no preset...).
+    const image = (field: string) => {
+      const boundary = '----sweepboundary';
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="i.png"\r\nContent-Type: image/png\r\n\r\n`;
+      return { rawBody: Buffer.concat([Buffer.from(head), PNG, Buffer.from(`\r\n--${boundary}--\r\n`)]), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+    };
+    const banner = await call('POST', '/stories/sweeper/sws/banner.webp', { token: t, ...image('banner') });
+    await call('GET', new URL(banner.body.bannerUrl).pathname, { token: t });
+    await call('GET', '/stories/sweeper/sws/banner', { token: t });
+    await call('POST', '/stories/sweeper/sws/chown', { token: t, body: { toAccount: 'sweepers' } });
+    await call('POST', '/stories/sweepers/sws/chown', { token: t, body: { toAccount: 'sweeper' } });
+    const avatar = await call('POST', `/imgs/avatars/a/${me.uid}`, { token: t, ...image('avatar') });
+    await call('POST', `/imgs/avatars/d/${dataset.id}`, { token: t, ...image('avatar') });
+    await call('GET', new URL((await call('GET', '/accounts/sweeper')).body.avatarUrl ?? avatar.body.avatarUrl).pathname);
+    // An asset removed whole (above, its only version went first, which removed it).
+    await fetch(`${p.url}${D}/assets`, { method: 'POST', headers: { authorization: `Bearer ${t}` }, body: assetForm });
+    await call('DELETE', `${D}/assets/${(await call('GET', `${D}/assets`, { token: t })).body[0]?.identifier ?? 'none'}`, { token: t });
+    // tus: an asset upload and a job file, created, asked for, sent, and one removed.
+    const nt = Buffer.from('<http://e.org/t> <http://e.org/p> "t" .\n');
+    const tus = { 'tus-resumable': '1.0.0', 'upload-length': String(nt.length), 'upload-metadata': `filename ${Buffer.from('s.nt').toString('base64')}` };
+    const tusSteps = async (base: string) => {
+      const created = await call('POST', base, { token: t, headers: tus });
+      const at = new URL(created.headers.get('location') ?? `${p.url}${base}/none`).pathname;
+      await call('HEAD', at, { token: t, headers: { 'tus-resumable': '1.0.0' } });
+      await call('PATCH', at, { token: t, rawBody: nt, headers: { 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' } });
+      const removed = await call('POST', base, { token: t, headers: tus });
+      await call('DELETE', new URL(removed.headers.get('location') ?? `${p.url}${base}/none`).pathname, { token: t, headers: { 'tus-resumable': '1.0.0' } });
+    };
+    await tusSteps(`${D}/assets/add`);
+    const fresh = (await call('POST', `${D}/jobs`, { token: t, body: {} })).body.jobId as string;
+    await tusSteps(`${D}/jobs/${fresh}/add`);
+    const job = (await call('GET', `${D}/jobs/${fresh}`, { token: t })).body;
+    const file = job.files?.[0]?.sourceFileId ?? job.files?.[0]?.id ?? 'none';
+    await call('DELETE', `${D}/jobs/${fresh}/${file}`, { token: t });
+    await call('POST', `${D}/jobs/${fresh}/reset`, { token: t });
+    await tusSteps(`${D}/jobs/${fresh}/add`);
+    await call('POST', `${D}/jobs/${fresh}/start`, { token: t });
+    await waitForJob(p, t, 'sweeper/sw', fresh);
+    // The service is out of sync after that import: sync it.
+    await call('POST', `${D}/services/sw`, { token: t, body: { sync: true } });
+    await waitForService(p, t, 'sweeper/sw', 'sw');
+    await call('GET', `${D}/describe.nt?resource=${encodeURIComponent('http://e.org/a')}`, { token: t });
+    await call('GET', `${D}/graphql?query=${encodeURIComponent('{ __typename }')}`, { token: t });
+    // A text search service and its Elasticsearch routes.
+    await call('POST', `${D}/services`, { token: t, body: { name: 'sws', type: 'elasticSearch' } });
+    await waitForService(p, t, 'sweeper/sw', 'sws');
+    const S = `${D}/services/sws`;
+    await call('POST', `${S}/search`, { token: t, body: { query: { match_all: {} } } });
+    await call('POST', `${S}/elasticsearch`, { token: t, body: { query: { match_all: {} } } });
+    await call('POST', `${S}/_msearch`, { token: t, rawBody: '{}\n{"query":{"match_all":{}}}\n', headers: { 'content-type': 'application/x-ndjson' } });
+    await call('POST', `${S}/_terms_enum`, { token: t, body: { field: 'http://e org/p', string: '' } });
+    // A pipeline from the saved CONSTRUCT query into a graph of the same dataset.
+    const pipeline = await call('POST', '/pipelines/sweeper', { token: t, body: { version: 0.2, queries: [{ name: 'sweeper/swc' }], sourceDataset: 'sweeper/sw', targetDataset: 'sweeper/sw', targetGraphName: 'http://e.org/piped' } });
+    await call('GET', `/pipelines/sweeper/${pipeline.body.id ?? 'none'}`, { token: t });
+    // A flow with a variable: its preset runs from its trigger; a waiting run is aborted; a query task's file downloads.
+    const G = '/flows/blueprints/sweeper/swv';
+    await call('POST', '/flows/blueprints/sweeper', {
+      headers: session,
+      body: {
+        id: 'swv', name: 'Sweep', accessLevel: 'Private', variables: [{ name: 'n' }],
+        tasks: [{ id: 'q', label: 'Query', type: 'sparqlQuery', settings: { dataset: { account: 'sweeper', dataset: 'sw' }, query: { text: 'SELECT * WHERE { ?s ?p ?o }' }, output: { to: 'artifact', format: 'json' } } }],
+        connections: [],
+      },
+    });
+    await call('PUT', `${G}/presets/daily`, { headers: session, body: { values: { n: 'y' } } });
+    const preset = await call('POST', `${G}/triggers/daily/run`, { token: t });
+    if (preset.status === 201) await waitForRun(p, preset.body.id, t);
+    const queried = (await call('GET', `/flows/taskInstances?runId=${preset.body.id ?? 'none'}`, { token: t })).body;
+    const artifact = (Array.isArray(queried) ? queried : queried?.data ?? [])[0]?.artifacts?.[0];
+    await call('GET', artifact ? new URL(artifact.url).pathname : '/flows/taskInstances/none/artifacts/none', { token: t });
+    await call('POST', '/flows/blueprints/sweeper', {
+      headers: session,
+      body: { id: 'sww', name: 'Waits', accessLevel: 'Private', tasks: [{ id: 'w', label: 'Wait', type: 'wait', settings: { seconds: 30 } }], connections: [] },
+    });
+    const waiting = await call('POST', '/flows/blueprints/sweeper/sww/run', { token: t, body: {} });
+    await call('POST', `/flows/runs/${waiting.body.id ?? 'none'}/abort`, { token: t });
+    // Signing out ends a console session; an administrator may delete their own account.
+    await call('POST', '/logout', { headers: await consoleSession(p, 'swept', 'swept-password-123') });
+    await call('PATCH', '/accounts/swept', { token: admin, body: { isAdmin: true } });
+
     // Every operation not reached yet, with the live names filled in: the SPARQL, query run and
     // download variants answer their media types; the tus and job steps answer as they do to an
     // unknown upload.
@@ -448,11 +530,14 @@ describe('every other operation answers as the document says', () => {
     };
     const reached = () => new Set([...api.seen].map((s) => s.split(' ').slice(0, 2).join(' ')));
     const done = reached();
-    const sparql = 'SELECT * WHERE { ?s ?p ?o }';
+    const rdf = /\.(jsonld|nq|nt|trig|ttl)$/;
     for (const route of ROUTES) {
       if (done.has(`${route.method} ${route.path}`) || route.method === 'DELETE') continue;
-      const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(names[name] ?? 'none'));
+      // Saved query runs: an update by POST, a CONSTRUCT for RDF, a SELECT for results.
+      const query = route.operation !== 'runQuery' ? names.query : route.method === 'POST' ? 'swu' : rdf.test(route.path) ? 'swc' : 'swq';
+      const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(name === 'query' ? query! : (names[name] ?? 'none')));
       const sparqlRoute = route.operation === 'datasetSparql' || route.operation === 'serviceSparql';
+      const sparql = rdf.test(route.path) ? 'CONSTRUCT WHERE { ?s ?p ?o }' : 'SELECT * WHERE { ?s ?p ?o }';
       if (route.method === 'GET' || route.method === 'HEAD') await call(route.method, sparqlRoute ? `${path}?query=${encodeURIComponent(sparql)}` : path, { token: t });
       else if (sparqlRoute) await call(route.method, path, { token: t, rawBody: `query=${encodeURIComponent(sparql)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       else await call(route.method, path, { token: t, body: {} });
@@ -493,6 +578,12 @@ describe('coverage', () => {
     const documented = Object.entries(api.document.paths).flatMap(([path, methods]: [string, any]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
     const checked = new Set([...api.seen].map((s) => s.split(' ').slice(0, 2).join(' ')));
     expect(documented.filter((op) => !checked.has(op) && !(op in UNCHECKED))).toEqual([]);
+  });
+
+  it('checked a successful (2xx or 3xx) answer of every documented operation, not only its refusals', () => {
+    const documented = Object.entries(api.document.paths).flatMap(([path, methods]: [string, any]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+    const succeeded = new Set([...api.seen].filter((s) => /^[23]/.test(s.split(' ')[2]!)).map((s) => s.split(' ').slice(0, 2).join(' ')));
+    expect(documented.filter((op) => !succeeded.has(op) && !(op in UNCHECKED))).toEqual([]);
   });
 
   it('every operation was seen refusing a query parameter it does not know (400 naming it) before acting, except those that take any by design (OPEN_PARAMETERS)', () => {
