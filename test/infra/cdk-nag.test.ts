@@ -3,53 +3,12 @@
  * findings that are neither fixed nor acknowledged, and every acknowledgement written into the
  * template with its reason. Templates only, no bundling.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
+import type { App } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { AwsSolutionsChecks } from 'cdk-nag';
-import { afterAll, describe, expect, it } from 'vitest';
-import { StatefulStack } from '../../lib/stateful-stack.js';
-import { StatelessStack } from '../../lib/stateless-stack.js';
-import { REPO_ROOT } from '../support/stacks.js';
-
-const outdirs: string[] = [];
-afterAll(() => {
-  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
-});
-
-interface Report {
-  pluginReports: { pluginName: string; conclusion: string; violations: { ruleName: string; violatingConstructs: { constructPath: string }[] }[] }[];
-}
-
-/** Both stacks with the CLI's context, no bundling, and the pack as the app registers it. */
-function nagApp(change?: (stateless: StatelessStack) => void): { app: App; synth: () => { error?: Error; report?: Report } } {
-  const { context } = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8'));
-  const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
-  outdirs.push(app.outdir);
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
-  const stateful = new StatefulStack(app, 'LinkedDataPlatform-Stateful');
-  const stateless = new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
-    table: stateful.table,
-    dataBucket: stateful.dataBucket,
-    uploadsBucket: stateful.uploadsBucket,
-    artifactsBucket: stateful.artifactsBucket,
-  });
-  change?.(stateless);
-  return {
-    app,
-    synth: () => {
-      let error: Error | undefined;
-      try {
-        app.synth();
-      } catch (e) {
-        error = e as Error;
-      }
-      const file = join(app.outdir, 'validation-report.json');
-      return { error, report: existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Report) : undefined };
-    },
-  };
-}
+import { describe, expect, it } from 'vitest';
+import { nagApp, type NagReport as Report } from '../support/nag-app.js';
 
 /** `rule at path` of every finding in the report. */
 const findings = (report: Report | undefined): string[] =>
@@ -140,7 +99,7 @@ describe('cdk-nag AwsSolutions', () => {
   });
 
   it('fails the synth on a wildcard nobody acknowledged', () => {
-    const broken = nagApp((stateless) => {
+    const broken = nagApp({}, (stateless) => {
       stateless.functions.info.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::some-bucket/*'] }));
     }).synth();
     expect(broken.error).toBeDefined();

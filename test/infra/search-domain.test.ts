@@ -5,45 +5,15 @@
  * `searchIndexes` get es:ESHttp* on it and OPENSEARCH_URL. cdk-nag passes, with every
  * acknowledgement's reason in the template. Templates only, no bundling.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ENV } from '../../functions/env-names.js';
 import { FAMILIES, WORKERS } from '../../functions/http/route-table.js';
-import { StatefulStack } from '../../lib/stateful-stack.js';
-import { StatelessStack } from '../../lib/stateless-stack.js';
-import { REPO_ROOT } from '../support/stacks.js';
-
-const outdirs: string[] = [];
-afterAll(() => {
-  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
-});
+import { nagApp } from '../support/nag-app.js';
 
 function synth(search: boolean) {
-  const { context } = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8'));
-  const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
-  outdirs.push(app.outdir);
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
-  const stateful = new StatefulStack(app, 'LinkedDataPlatform-Stateful');
-  const stateless = new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
-    table: stateful.table,
-    dataBucket: stateful.dataBucket,
-    uploadsBucket: stateful.uploadsBucket,
-    artifactsBucket: stateful.artifactsBucket,
-    ...(search ? { search: {} } : {}),
-  });
-  let error: Error | undefined;
-  try {
-    app.synth();
-  } catch (e) {
-    error = e as Error;
-  }
-  const reportFile = join(app.outdir, 'validation-report.json');
-  const report = existsSync(reportFile) ? JSON.parse(readFileSync(reportFile, 'utf8')) : undefined;
-  const template = JSON.parse(readFileSync(join(app.outdir, 'LinkedDataPlatform-Stateless.template.json'), 'utf8')) as { Resources: Record<string, any> };
-  return { stateless, template, error, report };
+  const { stateless, synth: run } = nagApp(search ? { search: {} } : {});
+  const { error, report, template } = run();
+  return { stateless, template: template('LinkedDataPlatform-Stateless'), error, report };
 }
 
 const ofType = (template: { Resources: Record<string, any> }, type: string) => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
