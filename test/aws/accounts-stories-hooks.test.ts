@@ -11,15 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AwsTestPlatform } from '../support/aws-harness/client.js';
 import { importFiles } from '../support/imports.js';
 import type { TestPlatform } from '../support/platform.js';
+import { ONE_PIXEL_PNG as PNG, multipartFile } from '../support/images.js';
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function multipart(field: string, bytes: Buffer): { rawBody: Buffer; headers: Record<string, string> } {
-  const boundary = '----aws14boundary';
-  const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`;
-  return { rawBody: Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
 
 let aws: AwsTestPlatform;
 let alice: string;
@@ -55,12 +49,12 @@ describe('on AWS: stories, avatars and pins (issue 14)', () => {
     const story = await aws.request('POST', '/stories/alice', { token: alice, body: { name: 'tour', accessLevel: 'public', content: [{ type: 'paragraph', paragraph: 'Hi' }] } });
     expect(story.status, story.text).toBe(201);
     expect((await aws.request('POST', '/stories/alice', { token: carol, body: { name: 'x' } })).status).toBe(403);
-    const banner = await aws.request('POST', '/stories/alice/tour/banner.webp', { token: alice, ...multipart('banner', PNG) });
+    const banner = await aws.request('POST', '/stories/alice/tour/banner.webp', { token: alice, ...multipartFile('banner', PNG, 'image/png') });
     expect(banner.status, banner.text).toBe(200);
     const img = await aws.request('GET', '/stories/alice/tour/banner');
     expect(img.status).toBe(200);
     const { uid } = (await aws.request('GET', '/accounts/alice')).body;
-    expect((await aws.request('POST', `/imgs/avatars/a/${uid}`, { token: alice, ...multipart('avatar', PNG) })).status).toBe(200);
+    expect((await aws.request('POST', `/imgs/avatars/a/${uid}`, { token: alice, ...multipartFile('avatar', PNG, 'image/png') })).status).toBe(200);
     const pin = await aws.request('PATCH', '/me', { token: alice, body: { pinnedItems: [{ type: 'Story', item: story.body.id }, { type: 'Dataset', item: ds.id }] } });
     expect(pin.status, pin.text).toBe(200);
     const me = await aws.request('GET', '/me', { token: alice });

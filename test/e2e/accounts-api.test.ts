@@ -1,6 +1,7 @@
 /** Issue 14, area B: accounts as TriplyDB has them (/me changes, members, counts, pins, filters, avatars). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestPlatform } from '../support/platform.js';
+import { ONE_PIXEL_PNG as PNG, multipartFile as multipart } from '../support/images.js';
 
 let p: TestPlatform;
 let alice: string;
@@ -8,15 +9,6 @@ let bob: string;
 let carol: string;
 let publicDs: { id: string };
 let privateDs: { id: string };
-
-/** A one-pixel PNG. */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
-
-function multipart(field: string, bytes: Buffer, type: string): { rawBody: Buffer; headers: Record<string, string> } {
-  const boundary = '----b14boundary';
-  const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="a.png"\r\nContent-Type: ${type}\r\n\r\n`;
-  return { rawBody: Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
 
 beforeAll(async () => {
   p = await TestPlatform.start();

@@ -13,6 +13,7 @@ import { TestPlatform, type ApiResponse, type RequestOptions } from '../support/
 import { waitForJob } from '../support/imports.js';
 import { waitForService } from '../support/services.js';
 import { consoleSession, linearFlow, waitForRun } from '../support/flows.js';
+import { ONE_PIXEL_PNG as PNG, multipartFile } from '../support/images.js';
 
 let p: TestPlatform;
 let api: OpenApiChecker;
@@ -362,9 +363,6 @@ describe('a body over the simple-route limit', () => {
   });
 });
 
-/** 1x1 PNG. */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
-
 describe('every other operation answers as the document says', () => {
   it('sweeps the operations the walks above did not reach, against live accounts, datasets, services, queries and flows', async () => {
     const admin = p.adminToken;
@@ -442,11 +440,7 @@ describe('every other operation answers as the document says', () => {
     await call('POST', `${F}/move`, { headers: session, body: { account: 'sweepers' } });
 
     // Successful answers of what the calls above saw refused (a finished job, a SPARQL service, no preset...).
-    const image = (field: string) => {
-      const boundary = '----sweepboundary';
-      const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="i.png"\r\nContent-Type: image/png\r\n\r\n`;
-      return { rawBody: Buffer.concat([Buffer.from(head), PNG, Buffer.from(`\r\n--${boundary}--\r\n`)]), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-    };
+    const image = (field: string) => multipartFile(field, PNG, 'image/png');
     const banner = await call('POST', '/stories/sweeper/sws/banner.webp', { token: t, ...image('banner') });
     await call('GET', new URL(banner.body.bannerUrl).pathname, { token: t });
     await call('GET', '/stories/sweeper/sws/banner', { token: t });

@@ -2,6 +2,7 @@
 import App from '@triply/triplydb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestPlatform } from '../support/platform.js';
+import { ONE_PIXEL_PNG as PNG, multipartFile as multipart } from '../support/images.js';
 
 let p: TestPlatform;
 let alice: string;
@@ -9,14 +10,6 @@ let bob: string;
 let carol: string;
 let queryId: string;
 let privateQueryId: string;
-
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
-
-function multipart(field: string, bytes: Buffer, type: string): { rawBody: Buffer; headers: Record<string, string> } {
-  const boundary = '----s14boundary';
-  const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="b.png"\r\nContent-Type: ${type}\r\n\r\n`;
-  return { rawBody: Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
 
 beforeAll(async () => {
   p = await TestPlatform.start();

@@ -14,6 +14,7 @@ import { importFiles } from '../support/imports.js';
 import { waitForService } from '../support/services.js';
 import { TestPlatform } from '../support/platform.js';
 import { OpenApiChecker, startCheckingProxy } from '../support/openapi.js';
+import { ONE_PIXEL_PNG as PNG } from '../support/images.js';
 
 let p: TestPlatform;
 let token: string;
@@ -21,7 +22,6 @@ let dir: string;
 let app: ReturnType<typeof App.get>;
 /** Every answer the client gets passes a proxy that checks it against /openapi.json. */
 let proxy: Awaited<ReturnType<typeof startCheckingProxy>>;
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const DATA = '<https://example.org/a> <https://example.org/name> "A" .\n<https://example.org/b> <https://example.org/name> "B" .\n';
 const GRAPH = 'https://example.org/graphs/main';
 
