@@ -23,10 +23,27 @@ export interface EngineQuery {
   timeoutMs: number;
 }
 
+/**
+ * What changed from the snapshot a store holds to the next one (a sync, issue 18): graphs that
+ * went (IRIs), then N-Quads removed and added. Never holds blank nodes (their labels are scoped to
+ * one load, so a change with them is loaded whole instead).
+ */
+export interface SnapshotChange {
+  dropGraphs: string[];
+  removed: string;
+  added: string;
+}
+
 /** A loaded, queryable snapshot. Query results come back serialized (strings, not objects). */
 export interface SparqlStore {
   readonly statements: number;
   query(request: EngineQuery): Promise<string>;
+  /**
+   * Moves the store to the next snapshot by applying `change` (queries see the old snapshot or the
+   * new one, never a mix); `next` is what it reloads from afterwards. Rejects, leaving the store on
+   * the old snapshot, when it could not; then load `next` whole.
+   */
+  apply?(change: SnapshotChange, next: SnapshotSource): Promise<void>;
   /** Applies a SPARQL Update and returns the graphs afterwards as N-Triples per graph name. */
   update?(update: string, baseIri?: string): Promise<Map<string, string>>;
   close(): Promise<void>;

@@ -8,6 +8,7 @@ import type { GraphCatalog } from '../data/graph-catalog.js';
 import { manifestTotals } from '../data/graphs.js';
 import { applyDatasetUpdate } from './dataset-update.js';
 import { countServices } from './service-count.js';
+import { changedInPlace } from './snapshot-change.js';
 import type { Platform, PlatformSettings } from '../shared/platform.js';
 import {
   assertServiceName,
@@ -170,11 +171,13 @@ export class ServiceLifecycle {
       if (tooLarge) throw new Error(tooLarge);
       let statements = target.statements;
       if (options.warm) {
-        const store = await this.open(service, target.manifestKey);
-        statements = store.statements;
         const previous = this.loaded.get(service.id);
+        // A sync applies what changed to the loaded store when it can (snapshot-change.ts).
+        const inPlace = await changedInPlace(this.catalog, previous, service, target.manifestKey, this.limits.maxStatements, this.platform.logger);
+        const store = inPlace ?? (await this.open(service, target.manifestKey));
+        statements = store.statements;
         this.loaded.set(service.id, { manifestKey: target.manifestKey, store: Promise.resolve(store) });
-        if (previous && previous.manifestKey !== target.manifestKey) void previous.store.then((s) => s.close()).catch(() => {});
+        if (previous && previous.manifestKey !== target.manifestKey && !inPlace) void previous.store.then((s) => s.close()).catch(() => {});
       }
       const oldSnapshot = service.snapshot;
       await this.change(datasetId, serviceId, (s) => ({
@@ -401,7 +404,8 @@ export class ServiceLifecycle {
     const tooLarge = this.tooLarge(service.snapshot.statements);
     if (tooLarge) throw new ServiceUnavailableError(tooLarge);
     let loaded = this.loaded.get(service.id);
-    if (!loaded || loaded.manifestKey !== service.snapshot.manifestKey) {
+    // During a sync the store may already hold the pending snapshot (swapped in before the record).
+    if (!loaded || (loaded.manifestKey !== service.snapshot.manifestKey && loaded.manifestKey !== service.pendingSnapshot?.manifestKey)) {
       // First query in this process (a cold function, or after a restart): load the snapshot.
       const store = this.open(service, service.snapshot.manifestKey);
       loaded = { manifestKey: service.snapshot.manifestKey, store };

@@ -6,11 +6,13 @@ import {
   EngineQueryError,
   EngineTimeoutError,
   type Reasoner,
+  type SnapshotChange,
   type SnapshotSource,
   type SparqlEngine,
   type SparqlStore,
 } from '../../../ports/sparql-engine.js';
 import type { Logger } from '../../../ports/logger.js';
+import { ntIri } from '../../../rdf/nt.js';
 import { defaultLogger } from '../powertools-logger.js';
 
 const WORKER_URL = new URL('./worker.mjs', import.meta.url);
@@ -37,6 +39,8 @@ class Replica {
   private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   busy = false;
   ready = false;
+  /** The snapshot version it holds (OxigraphStore.serving: the one queries go to). */
+  version = 0;
 
   constructor(private readonly onExit: (replica: Replica) => void) {
     this.spawn();
@@ -115,9 +119,15 @@ class OxigraphStore implements SparqlStore {
   private readonly waiting: { resolve: (r: Replica) => void; reject: (e: Error) => void }[] = [];
   private closed = false;
   statements = 0;
+  /** The snapshot version queries go to; a sync's change moves it on once one replica holds it. */
+  private serving = 0;
+  /** The last change applied (from version `from`), for replicas that were busy or loading meanwhile. */
+  private lastChange: { from: number; message: Record<string, unknown> } | undefined;
+  /** Changes are applied one at a time. */
+  private applying: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly source: SnapshotSource,
+    private source: SnapshotSource,
     private readonly reasoner: Reasoner,
     private readonly replicaCount: number,
     private readonly logger: Logger,
@@ -144,17 +154,20 @@ class OxigraphStore implements SparqlStore {
 
   /** Streams the snapshot into each replica (in parallel, one read of the source each), then reasons. */
   private async load(replicas: Replica[]): Promise<void> {
+    const version = this.serving;
+    const source = this.source;
     try {
-      await Promise.all(replicas.map((r) => r.load(this.source.chunks())));
+      await Promise.all(replicas.map((r) => r.load(source.chunks())));
     } catch (e) {
       throw new Error(`loading the snapshot failed: ${(e as Error).message}`);
     }
     const finals = await Promise.all(replicas.map((r) => r.send({ type: 'reason', level: this.reasoner })));
     const failed = finals.find((r) => !r.ok);
     if (failed) throw new Error(`reasoning failed: ${failed.error}`);
-    this.statements = finals[0]?.size ?? 0;
+    if (version === this.serving) this.statements = finals[0]?.size ?? 0;
     for (const r of replicas) {
       r.ready = true;
+      r.version = version;
       this.release(r);
     }
   }
@@ -173,6 +186,10 @@ class OxigraphStore implements SparqlStore {
 
   private release(replica: Replica): void {
     replica.busy = false;
+    if (replica.ready && replica.version !== this.serving) {
+      void this.catchUp(replica);
+      return;
+    }
     const next = this.waiting.shift();
     if (next) {
       replica.busy = true;
@@ -185,7 +202,7 @@ class OxigraphStore implements SparqlStore {
    * forever behind runaway ones or a replica that is reloading.
    */
   private acquire(timeoutMs?: number): Promise<Replica> {
-    const idle = this.replicas.find((r) => r.ready && !r.busy);
+    const idle = this.replicas.find((r) => r.ready && !r.busy && r.version === this.serving);
     if (idle) {
       idle.busy = true;
       return Promise.resolve(idle);
@@ -270,6 +287,57 @@ class OxigraphStore implements SparqlStore {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * A sync that costs what changed: the change goes to one replica while the others keep
+   * answering from the old snapshot; then queries go to that replica, and each other replica takes
+   * the change as soon as it is idle (one behind by more than this change reloads whole).
+   */
+  apply(change: SnapshotChange, next: SnapshotSource): Promise<void> {
+    const run = this.applying.then(() => this.applyNow(change, next));
+    this.applying = run.catch(() => {});
+    return run;
+  }
+
+  private async applyNow(change: SnapshotChange, next: SnapshotSource): Promise<void> {
+    if (this.closed) throw new EngineOverloadedError('The service stopped.');
+    const message = { type: 'apply', dropGraphs: change.dropGraphs.map(ntIri), removed: change.removed, added: change.added };
+    const replica = await this.acquire();
+    let reply: Reply;
+    try {
+      reply = await replica.send(message);
+    } catch (e) {
+      reply = { id: -1, ok: false, error: (e as Error).message };
+    }
+    if (!reply.ok) {
+      // Half applied, perhaps: this replica reloads the old snapshot; the others never saw the change.
+      replica.ready = false;
+      void replica.terminate();
+      throw new Error(`applying the change failed: ${reply.error}`);
+    }
+    this.lastChange = { from: this.serving, message };
+    this.source = next;
+    this.serving++;
+    this.statements = reply.size ?? this.statements;
+    replica.version = this.serving;
+    this.release(replica);
+    for (const r of this.replicas) if (r.ready && !r.busy && r.version !== this.serving) void this.catchUp(r);
+  }
+
+  /** An idle replica on an older snapshot takes the last change, or reloads when it is further behind. */
+  private async catchUp(replica: Replica): Promise<void> {
+    replica.busy = true;
+    const change = this.lastChange;
+    const reply = change && change.from === replica.version ? await replica.send(change.message).catch((e: Error) => ({ ok: false, error: e.message }) as Reply) : undefined;
+    if (reply?.ok) {
+      replica.version = change!.from + 1;
+      this.release(replica);
+      return;
+    }
+    // The exit handler starts a replacement that loads the current snapshot.
+    replica.ready = false;
+    void replica.terminate();
   }
 
   /** Applies an update on the first replica (update stores have one) and dumps every graph. */

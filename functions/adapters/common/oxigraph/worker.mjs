@@ -72,6 +72,15 @@ parentPort.on('message', (message) => {
         }
         break;
       }
+      case 'apply': {
+        // A sync's change (SnapshotChange): graphs dropped, then statements removed and added.
+        // Never with blank nodes, so a statement parsed here is the one stored.
+        for (const graph of message.dropGraphs) store.update(`DROP SILENT GRAPH ${graph}`);
+        if (message.removed) for (const quad of oxigraph.parse(message.removed, { format: 'application/n-quads', lenient: true })) store.delete(quad);
+        if (message.added) store.load(message.added, { format: 'application/n-quads', lenient: true, no_transaction: true });
+        parentPort.postMessage({ id: message.id, ok: true, size: store.size });
+        break;
+      }
       case 'reason':
         parentPort.postMessage({ id: message.id, ok: true, inferred: reason(message.level, message.maxRounds ?? 50), size: store.size });
         break;
