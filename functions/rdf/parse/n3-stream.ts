@@ -8,12 +8,19 @@ import { formatByName } from '../formats.js';
 import { makeN3TermConverter, type NtQuad, type RdfJsTermLike, UnsupportedTermError } from '../nt.js';
 import { parseOxigraphMessage, RdfSyntaxError } from './errors.js';
 import { DEFAULT_BATCH, type ParseRdfOptions } from './options.js';
+import { makeFastLineReader } from './nt-fast.js';
 import { runParseWorkerJob } from './worker-pool.js';
 
 /** Text is handed to N3 in slices of at most this many characters. */
 const SLICE = 64 * 1024;
 
 const N3_FORMAT = { turtle: 'Turtle', trig: 'TriG', ntriples: 'N-Triples', nquads: 'N-Quads' } as const;
+/** Lines longer than this are left to N3 (a canonical line is far shorter in practice). */
+const MAX_FAST_LINE = 1024 * 1024;
+/** The N3 parser's states between two statements (its `_readCallback`). */
+const N3_PARSER = N3.Parser.prototype as unknown as Record<string, unknown>;
+const N3_TOP_CONTEXT = N3_PARSER._readInTopContext;
+const N3_BEFORE_TOP_CONTEXT = N3_PARSER._readBeforeTopContext;
 /** N3 prefixes blank node labels written in the file with this; `=` never starts a label N3 invents. */
 const N3_NAMED = '=';
 
@@ -108,6 +115,86 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
     throw await toSyntaxErrorN3(failure, snapshot, lexer, options);
   };
 
+  /** Feeds text to N3 in slices; false when N3 failed. */
+  const feed = (text: string): boolean => {
+    for (let i = 0; i < text.length; i += SLICE) {
+      const slice = text.length <= SLICE ? text : text.slice(i, i + SLICE);
+      takeSnapshot(slice);
+      onData(slice);
+      if (failure !== null) return false;
+    }
+    return true;
+  };
+
+  // N-Triples / N-Quads: lines already in canonical form skip N3 (nt-fast.ts); N3 gets every other
+  // line, preceded by as many newlines as lines were skipped, so its line numbers stay right, and
+  // keeps the lines after one until it is back between statements.
+  const fast = options.format.name === 'ntriples' || options.format.name === 'nquads' ? makeFastLineReader(options.blankNodePrefix, keepGraph) : null;
+  const n3Parser = parser as unknown as { _readCallback?: unknown };
+  const betweenStatements = (): boolean => {
+    const read = n3Parser._readCallback;
+    return (read === N3_TOP_CONTEXT || read === N3_BEFORE_TOP_CONTEXT) && (lexer._input === '' || lexer._input === undefined);
+  };
+  let fastOn = fast !== null;
+  let carry = '';
+  let skippedLines = 0;
+  let toN3 = '';
+  let n3Busy = false;
+  const flushToN3 = (): boolean => {
+    if (toN3 === '') return true;
+    const text = toN3;
+    toN3 = '';
+    if (!feed(text)) return false;
+    n3Busy = !betweenStatements();
+    return true;
+  };
+  const pushQuad = (quad: NtQuad): void => {
+    batch.push(quad);
+    if (batch.length >= batchSize) {
+      ready.push(batch);
+      batch = [];
+    }
+  };
+  /** Lines of `text` (complete ones; `final`: the rest too); false when N3 failed. */
+  const lines = (text: string, final: boolean): boolean => {
+    const all = carry + text;
+    const cut = final ? all.length : all.lastIndexOf('\n') + 1;
+    carry = all.slice(cut);
+    let pos = 0;
+    while (pos < cut) {
+      let nl = all.indexOf('\n', pos);
+      if (nl < 0 || nl >= cut) nl = cut;
+      const quad = n3Busy ? null : fast!(all, pos, nl);
+      if (quad !== null && toN3 !== '') {
+        // N3 first: it may still be inside a statement the odd lines began.
+        if (!flushToN3()) return false;
+        if (n3Busy) {
+          toN3 = all.slice(pos, nl + 1);
+          pos = nl + 1;
+          continue;
+        }
+      }
+      if (quad !== null) {
+        skippedLines++;
+        pushQuad(quad);
+      } else {
+        if (skippedLines > 0) toN3 += '\n'.repeat(skippedLines);
+        skippedLines = 0;
+        toN3 += all.slice(pos, Math.min(nl + 1, all.length));
+      }
+      pos = nl + 1;
+    }
+    // A line longer than this is no canonical line: N3 takes the rest (and its carry).
+    if (carry.length > MAX_FAST_LINE) {
+      toN3 += '\n'.repeat(skippedLines) + carry;
+      carry = '';
+      skippedLines = 0;
+      fastOn = false;
+    }
+    return flushToN3();
+  };
+  const take = (text: string, final: boolean): boolean => (fastOn ? lines(text, final) : feed(text));
+
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let bytesSeen = false;
   for await (const chunk of input) {
@@ -121,26 +208,22 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
         throw invalidUtf8(chunk, lexer, options);
       }
     }
-    for (let i = 0; i < text.length; i += SLICE) {
-      const slice = text.length <= SLICE ? text : text.slice(i, i + SLICE);
-      takeSnapshot(slice);
-      onData(slice);
-      if (failure !== null) await fail();
-      while (ready.length > 0) yield ready.shift()!;
-    }
+    if (!take(text, false)) await fail();
+    while (ready.length > 0) yield ready.shift()!;
   }
+  let rest = '';
   if (bytesSeen) {
-    let rest: string;
     try {
       rest = decoder.decode();
     } catch {
       throw new RdfSyntaxError('invalid UTF-8 (truncated character at the end of the input)', { fileName: options.fileName });
     }
-    if (rest) {
-      takeSnapshot(rest);
-      onData(rest);
-    }
   }
+  if (fastOn) {
+    if (!lines(rest, true)) await fail();
+    // Only N3 inside a statement needs the skipped lines counted, for its end-of-input error.
+    if (n3Busy && skippedLines > 0 && !feed('\n'.repeat(skippedLines))) await fail();
+  } else if (rest && !feed(rest)) await fail();
   takeSnapshot('');
   onEnd();
   if (failure !== null) await fail();

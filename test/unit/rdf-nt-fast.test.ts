@@ -1,0 +1,116 @@
+/**
+ * The N-Triples / N-Quads fast path (functions/rdf/parse/nt-fast.ts): lines already in canonical
+ * form skip N3. Its output must be exactly what N3 plus the converter make of the same lines (the
+ * same text parsed as Turtle, which never takes the fast path), and N3 must still see every other
+ * line with its right line number, also when a statement N3 began runs over into lines that
+ * would be canonical on their own.
+ */
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { formatByName, type RdfFormatName } from '../../functions/rdf/formats.js';
+import type { NtQuad } from '../../functions/rdf/nt.js';
+import { parseRdf, RdfSyntaxError } from '../../functions/rdf/parse.js';
+import { makeFastLineReader } from '../../functions/rdf/parse/nt-fast.js';
+
+async function parse(text: string, format: RdfFormatName, chunk = 7): Promise<NtQuad[]> {
+  const parts: string[] = [];
+  for (let i = 0; i < text.length; i += chunk) parts.push(text.slice(i, i + chunk));
+  const out: NtQuad[] = [];
+  for await (const batch of parseRdf(Readable.from(parts.map((p) => Buffer.from(p))), { format: formatByName(format), blankNodePrefix: 'pfx', batchSize: 3, fileName: 'data.nt' })) out.push(...batch);
+  return out;
+}
+
+async function error(text: string, format: RdfFormatName): Promise<RdfSyntaxError> {
+  try {
+    await parse(text, format, 5);
+  } catch (e) {
+    expect(e).toBeInstanceOf(RdfSyntaxError);
+    return e as RdfSyntaxError;
+  }
+  throw new Error('no error');
+}
+
+const LINES = [
+  '<http://e/s> <http://e/p> <http://e/o> .',
+  '_:b1 <http://e/p> _:Quux .',
+  '_:a-b <http://e/p> "dash label, sanitized by N3\'s path" .',
+  '<http://e/s> <http://e/p> "plain \\"quoted\\" \\\\ back\\nnew\\rret\ttab é 日本 🎉" .',
+  '<http://e/s> <http://e/p> "lang"@en-gb .',
+  '<http://e/s> <http://e/p> "LANG"@EN-GB .',
+  '<http://e/s> <http://e/p> "typed"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+  '<http://e/s> <http://e/p> "string"^^<http://www.w3.org/2001/XMLSchema#string> .',
+  '<http://e/s> <http://e/p> "escaped \\t \\u00E9 \\U0001F389" .',
+  '<http://e/s\\u00E9x> <http://e/p> <http://e/o> .',
+  '<http://e/s>   <http://e/p>\t<http://e/o>   .   # comment',
+  '# a comment line',
+  '',
+  '<HTTP://E/s> <http://e/p> <urn:x:y> .',
+  '<http://e/s> <http://e/p> "" .',
+  '<http://e/s> <http://e/p> <http://e/o>.',
+];
+
+describe('the N-Triples fast path', () => {
+  it('gives what N3 gives for every kind of line, canonical or not', async () => {
+    const text = `${LINES.join('\n')}\n`;
+    for (const chunk of [1, 7, 64 * 1024]) {
+      const fast = await parse(text, 'ntriples', chunk);
+      const n3 = await parse(text, 'turtle', chunk);
+      expect(fast).toEqual(n3);
+      expect(fast.length).toBe(LINES.filter((l) => l && !l.startsWith('#')).length);
+    }
+    // The last line may lack its newline; CRLF line ends are fine.
+    expect(await parse(LINES.join('\r\n'), 'ntriples')).toEqual(await parse(LINES.join('\r\n'), 'turtle'));
+    expect(await parse(LINES.join('\n'), 'ntriples')).toEqual(await parse(LINES.join('\n'), 'turtle'));
+  });
+
+  it('keeps statement order when canonical and other lines alternate', async () => {
+    const lines = Array.from({ length: 40 }, (_, i) => (i % 3 === 0 ? `<http://e/s${i}> <http://e/p> "x\\t${i}" .` : `<http://e/s${i}> <http://e/p> "${i}" .`));
+    const quads = await parse(`${lines.join('\n')}\n`, 'ntriples');
+    expect(quads.map((q) => q.subject)).toEqual(lines.map((_, i) => `<http://e/s${i}>`));
+  });
+
+  it('reads N-Quads graphs, and refuses a graph in N-Triples as N3 does', async () => {
+    const text = '<http://e/s> <http://e/p> <http://e/o> <http://e/g> .\n_:x <http://e/p> "v" _:g .\n<http://e/s> <http://e/p> <http://e/o> .\n';
+    expect(await parse(text, 'nquads')).toEqual([
+      { subject: '<http://e/s>', predicate: '<http://e/p>', object: '<http://e/o>', graph: '<http://e/g>' },
+      { subject: '_:pfxx', predicate: '<http://e/p>', object: '"v"', graph: '_:pfxg' },
+      { subject: '<http://e/s>', predicate: '<http://e/p>', object: '<http://e/o>', graph: null },
+    ]);
+    const e = await error(text, 'ntriples');
+    expect(e.line).toBe(1);
+  });
+
+  it('reports errors at their line after many canonical lines', async () => {
+    const good = Array.from({ length: 1000 }, (_, i) => `<http://e/s${i}> <http://e/p> <http://e/o> .`);
+    const bad = [...good, '<http://e/s> <http://e/p> <http://e/o d> .', ...good].join('\n');
+    const e = await error(bad, 'ntriples');
+    expect(e.line).toBe(1001);
+    expect(e.column).toBe(27);
+    expect(e.message).toMatch(/^data\.nt: syntax error at line 1001, column 27: /);
+  });
+
+  it('leaves a statement N3 began to N3, even where the next line is canonical alone', async () => {
+    // Line 2 lacks its final dot; line 3 is canonical on its own but continues line 2's statement.
+    const text = '<http://e/s> <http://e/p> <http://e/o> .\n<http://e/s> <http://e/p> "a"\n<http://e/s> <http://e/p> <http://e/o> .\n';
+    const fast = await error(text, 'ntriples');
+    expect(fast.line).toBe(3);
+    expect(fast.column).toBe(1);
+    // An unfinished statement at the end is reported at the end, after skipped lines too.
+    const unfinished = await error('<http://e/s> <http://e/p> <http://e/o> .\n<http://e/s> <http://e/p>\n', 'ntriples');
+    expect(unfinished.line).toBeGreaterThanOrEqual(2);
+  });
+
+  it('the reader accepts only the simple canonical form', () => {
+    const read = makeFastLineReader('p', true);
+    const one = (line: string) => read(line, 0, line.length);
+    expect(one('<http://e/s> <http://e/p> "x"^^<http://www.w3.org/2001/XMLSchema#string> .')?.object).toBe('"x"');
+    expect(one('<http://e/s> <http://e/p> "x"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> .')).toBeNull();
+    expect(one('<http://e/s> <http://e/p> "x"@en--ltr .')).toBeNull();
+    expect(one('<http://e/s> <http://e/p> "x"@EN .')).toBeNull();
+    expect(one('<s> <http://e/p> <http://e/o> .')).toBeNull();
+    expect(one('_:Q1 <http://e/p> <http://e/o> .')).toBeNull();
+    expect(one('<http://e/s> <http://e/p> <http://e/o> . ')).toBeNull();
+    expect(one('<http://e/s> <http://e/p> "a\\tb" .')).toBeNull();
+    expect(one('<http://e/s> <http://e/p> _:b9 _:g .')).toEqual({ subject: '<http://e/s>', predicate: '<http://e/p>', object: '_:pb9', graph: '_:pg' });
+  });
+});
