@@ -18,6 +18,12 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 const dataDir = resolve(process.env.DATA_DIR ?? '.data');
 
+// The console (issue 17) is served at /console: build it when its build is missing or stale.
+const { ensureConsoleBuild } = await import('./console-build.js');
+await ensureConsoleBuild({ log: (line) => console.log(line) }).catch((e: Error) => {
+  logger.error(`Could not build the console (the API still starts): ${e.message}`, { error: e });
+});
+
 const platform = await startEmbeddedPlatform({
   dataDir,
   host: process.env.HOST ?? '127.0.0.1',
@@ -31,6 +37,7 @@ const platform = await startEmbeddedPlatform({
 });
 
 console.log(`Linked-data platform API: ${platform.url}`);
+console.log(`Console: ${platform.url}/console/`);
 console.log(`Data folder: ${dataDir}`);
 console.log(`Administrator API token: in ${platform.adminTokenFile} (readable only by you)`);
 if (platform.adminPasswordFile) console.log(`Administrator password (generated): in ${platform.adminPasswordFile}`);

@@ -27,6 +27,7 @@ import type { Clock } from '../ports/clock.js';
 import { HANDLER_MODULES } from '../handlers/index.js';
 import type { FamilyHandler, Services } from '../http/api.js';
 import { createNodeServer } from '../http/node-server.js';
+import { consoleStatic, type ConsoleStatic } from '../http/console-static.js';
 import { FAMILIES, type Family } from '../http/route-table.js';
 import { documentClient, openSearchFromEnv } from './aws.js';
 import { createLogger } from '../adapters/common/powertools-logger.js';
@@ -38,6 +39,9 @@ export const ADMIN_TOKEN_FILE = 'admin-token';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
 /** Largest resumable upload (imports and assets), the same on AWS. */
 export { MAX_UPLOAD_BYTES };
+
+/** Where `bin/console-build.ts` writes the console's build (issue 17). */
+export const CONSOLE_BUILD_DIR = resolvePath(import.meta.dirname, '../../console/dist');
 
 export interface EmbeddedOptions {
   dataDir: string;
@@ -52,6 +56,8 @@ export interface EmbeddedOptions {
   clock?: Clock;
   /** Where the platform logs; default JSON lines on stdout/stderr at `env.POWERTOOLS_LOG_LEVEL` (INFO). */
   logger?: ScopedLogger;
+  /** The console's build served at /console (issue 17); default console/dist of this checkout. */
+  consoleDir?: string;
 }
 
 export interface EmbeddedPlatform {
@@ -386,7 +392,10 @@ export async function startEmbeddedPlatform(options: EmbeddedOptions): Promise<E
       (Object.keys(FAMILIES) as Family[]).map((f) => [f, HANDLER_MODULES[f].mount(services)]),
     ) as Record<Family, FamilyHandler>;
     // Every request's API URL is the one pinned below once the port is known (never the Host header).
-    const serverOptions: { origin?: string; logger: ScopedLogger } = { logger };
+    const serverOptions: { origin?: string; logger: ScopedLogger; consoleSite?: ConsoleStatic } = {
+      logger,
+      consoleSite: consoleStatic(options.consoleDir ?? CONSOLE_BUILD_DIR),
+    };
     server = createNodeServer(handlers, serverOptions);
     const port = await listen(server, options.port ?? 8080, host);
     // Pinned here, never from a request's Host header; a wildcard address is reached on loopback.

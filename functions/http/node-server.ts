@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FamilyHandler } from './api.js';
+import type { ConsoleStatic } from './console-static.js';
 import { jsonResponse } from './errors.js';
 import { MAX_JSON_BODY_BYTES } from './request.js';
 import type { ScopedLogger } from '../ports/logger.js';
@@ -58,7 +59,10 @@ function listeningOrigin(req: IncomingMessage): string {
  * id and route pattern (never the path: it may hold names, and never headers or bodies), as the
  * Lambda middleware does on AWS; one line per request gives its status.
  */
-export function createNodeServer(handlers: Record<Family, FamilyHandler>, options: { origin?: string; logger: ScopedLogger }): Server {
+export function createNodeServer(
+  handlers: Record<Family, FamilyHandler>,
+  options: { origin?: string; logger: ScopedLogger; consoleSite?: ConsoleStatic },
+): Server {
   const { logger } = options;
   return createServer((req, res) => {
     const method = (req.method ?? 'GET').toUpperCase();
@@ -74,6 +78,8 @@ export function createNodeServer(handlers: Record<Family, FamilyHandler>, option
 
   async function serve(req: IncomingMessage, res: ServerResponse, method: string, url: URL, match: ReturnType<typeof matchRoute>): Promise<void> {
     try {
+      // The console's files (issue 17) live beside the API on the same origin, so its session cookie is the API's.
+      if (match.kind === 'not-found' && options.consoleSite && (await options.consoleSite(req, res, method, url.pathname))) return;
       if (match.kind === 'not-found') {
         return await send(res, jsonResponse(404, { message: `No route for ${method} ${url.pathname}.` }), false);
       }

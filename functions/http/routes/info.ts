@@ -9,7 +9,8 @@ export const infoOperations: Operations = checkQueryParams({
     const switches = await services.flows.getSwitches();
     return jsonResponse(200, {
       apiUrl,
-      consoleUrl: settings.consoleUrl ?? apiUrl,
+      // The console is served at /console beside the API (embedded; CloudFront on AWS), unless CONSOLE_URL says elsewhere.
+      consoleUrl: settings.consoleUrl ?? `${apiUrl}/console`,
       version: settings.version,
       featureToggles: { ...settings.featureToggles, flows: switches.flowsEnabled, flowsSparqlUpdateTask: switches.sparqlUpdateTaskEnabled },
       enabledServices: settings.enabledServices,

@@ -1,0 +1,257 @@
+import { useState, type FormEvent } from 'react';
+import { api, call, enc } from '../api';
+import { href } from '../router';
+import { ErrorLine, Section, useAction, useLoad } from '../ui';
+import { Upload } from './Upload';
+
+interface Graph {
+  id: string;
+  graphName: string;
+  numberOfStatements: number;
+}
+interface Service {
+  id: string;
+  name: string;
+  type: string;
+  status: string;
+  outOfSync: boolean;
+  error?: string;
+  numberOfLoadedStatements?: number;
+}
+
+const EXPORTS = [
+  ['N-Quads (gzip)', 'download.nq.gz'],
+  ['TriG', 'download.trig'],
+  ['N-Triples', 'download.nt'],
+  ['Turtle', 'download.ttl'],
+] as const;
+
+export function DatasetPage({ account, dataset }: { account: string; dataset: string }) {
+  const base = `/datasets/${enc(account)}/${enc(dataset)}`;
+  const info = useLoad(() => api<{ name: string; accessLevel: string; statements?: number; graphCount?: number; description?: string }>('GET', base), [base]);
+  const graphs = useLoad(() => api<Graph[]>('GET', `${base}/graphs`), [base]);
+  const services = useLoad(() => api<Service[]>('GET', `${base}/services`), [base]);
+  const refresh = () => (info.reload(), graphs.reload(), services.reload());
+
+  return (
+    <>
+      <h1>
+        <a href={href('datasets', account)}>{account}</a> / {dataset}
+      </h1>
+      <ErrorLine error={info.error} />
+      {info.data ? (
+        <p>
+          {info.data.accessLevel} · <span data-testid="statement-count">{info.data.statements ?? 0}</span> statements in {info.data.graphCount ?? 0} graphs ·{' '}
+          <a href={href('query', account, dataset)}>Query this dataset</a>
+        </p>
+      ) : null}
+      <Section title="Upload data">
+        <Upload base={base} onImported={refresh} />
+      </Section>
+      <Section title="Graphs">
+        <ErrorLine error={graphs.error} />
+        <GraphTable base={base} graphs={graphs.data ?? []} onChange={refresh} />
+      </Section>
+      <Section title="Export">
+        <ul className="links">
+          {EXPORTS.map(([label, file]) => (
+            <li key={file}>
+              <a href={`${base}/${file}`} download>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </Section>
+      <Section title="Browse a resource">
+        <Describe base={base} />
+      </Section>
+      <Section title="Services">
+        <ErrorLine error={services.error} />
+        <Services base={base} services={services.data ?? []} onChange={services.reload} />
+      </Section>
+    </>
+  );
+}
+
+function GraphTable({ base, graphs, onChange }: { base: string; graphs: Graph[]; onChange: () => void }) {
+  const [run, error] = useAction();
+  const [editing, setEditing] = useState<{ id: string; name: string }>();
+  if (graphs.length === 0) return <p>No graphs yet: upload data above.</p>;
+  return (
+    <>
+      <ErrorLine error={error} />
+      <table>
+        <thead>
+          <tr>
+            <th>Graph</th>
+            <th>Statements</th>
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {graphs.map((g) => (
+            <tr key={g.id}>
+              <td>
+                {editing?.id === g.id ? (
+                  <form
+                    className="row"
+                    onSubmit={(e) => {
+                      e.preventDefault();
+                      void run(async () => {
+                        await api('PATCH', `${base}/graphs/${enc(g.id)}`, { body: { graphName: editing.name } });
+                        setEditing(undefined);
+                        onChange();
+                      });
+                    }}
+                  >
+                    <label>
+                      New name of {g.graphName}
+                      <input value={editing.name} onChange={(e) => setEditing({ id: g.id, name: e.target.value })} />
+                    </label>
+                    <button type="submit">Save name</button>
+                    <button type="button" onClick={() => setEditing(undefined)}>
+                      Cancel
+                    </button>
+                  </form>
+                ) : (
+                  <code>{g.graphName}</code>
+                )}
+              </td>
+              <td>{g.numberOfStatements}</td>
+              <td className="actions">
+                <button type="button" aria-label={`Rename graph ${g.graphName}`} onClick={() => setEditing({ id: g.id, name: g.graphName })}>
+                  Rename
+                </button>
+                <button
+                  type="button"
+                  aria-label={`Delete graph ${g.graphName}`}
+                  onClick={() => window.confirm(`Delete the graph ${g.graphName}?`) && void run(async () => (await api('DELETE', `${base}/graphs/${enc(g.id)}`), onChange()))}
+                >
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function Describe({ base }: { base: string }) {
+  const [resource, setResource] = useState('');
+  const [text, setText] = useState<string>();
+  const [run, error, busy] = useAction();
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void run(async () => {
+      const res = await call('GET', `${base}/describe?resource=${enc(resource)}`, { headers: { accept: 'text/turtle' } });
+      setText(await res.text());
+    });
+  };
+  return (
+    <>
+      <form onSubmit={submit} className="row">
+        <label>
+          Resource IRI
+          <input type="url" value={resource} onChange={(e) => setResource(e.target.value)} required placeholder="https://example.org/thing" />
+        </label>
+        <button type="submit" disabled={busy}>
+          Describe
+        </button>
+      </form>
+      <ErrorLine error={error} />
+      {text !== undefined ? <pre className="describe">{text || '(nothing is said about this resource)'}</pre> : null}
+    </>
+  );
+}
+
+function Services({ base, services, onChange }: { base: string; services: Service[]; onChange: () => void }) {
+  const [name, setName] = useState('');
+  const [type, setType] = useState('virtuoso');
+  const [run, error, busy] = useAction();
+  const act = (s: Service, action: string) => run(async () => (await api('POST', `${base}/services/${enc(s.name)}`, { body: { [action]: true } }), onChange()));
+  return (
+    <>
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run(async () => (await api('POST', `${base}/services`, { body: { name, type } }), setName(''), onChange()));
+        }}
+      >
+        <label>
+          Service name
+          <input value={name} onChange={(e) => setName(e.target.value)} required />
+        </label>
+        <label>
+          Type
+          <select value={type} onChange={(e) => setType(e.target.value)}>
+            <option value="virtuoso">virtuoso</option>
+            <option value="jena">jena</option>
+            <option value="elasticSearch">elasticSearch</option>
+          </select>
+        </label>
+        <button type="submit" disabled={busy}>
+          Create service
+        </button>
+        <button type="button" onClick={onChange}>
+          Refresh
+        </button>
+      </form>
+      <ErrorLine error={error} />
+      <table>
+        <thead>
+          <tr>
+            <th>Service</th>
+            <th>Type</th>
+            <th>Status</th>
+            <th>In sync</th>
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {services.map((s) => (
+            <tr key={s.id}>
+              <td>{s.name}</td>
+              <td>{s.type}</td>
+              <td>
+                {s.status}
+                {s.error ? <span className="error"> {s.error}</span> : null}
+              </td>
+              <td>{s.outOfSync ? 'out of sync' : 'in sync'}</td>
+              <td className="actions">
+                {s.outOfSync ? (
+                  <button type="button" onClick={() => void act(s, 'sync')} aria-label={`Sync service ${s.name}`}>
+                    Sync
+                  </button>
+                ) : null}
+                {s.status === 'stopped' ? (
+                  <button type="button" onClick={() => void act(s, 'start')} aria-label={`Start service ${s.name}`}>
+                    Start
+                  </button>
+                ) : (
+                  <button type="button" onClick={() => void act(s, 'stop')} aria-label={`Stop service ${s.name}`}>
+                    Stop
+                  </button>
+                )}
+                <button
+                  type="button"
+                  aria-label={`Delete service ${s.name}`}
+                  onClick={() => window.confirm(`Delete the service ${s.name}?`) && void run(async () => (await api('DELETE', `${base}/services/${enc(s.name)}`), onChange()))}
+                >
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}

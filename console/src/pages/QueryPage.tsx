@@ -1,0 +1,109 @@
+import { useState, type FormEvent } from 'react';
+import { call, enc } from '../api';
+import { href } from '../router';
+import { ErrorLine, useAction } from '../ui';
+
+interface Binding {
+  type: string;
+  value: string;
+}
+interface Results {
+  head: { vars?: string[] };
+  results?: { bindings: Record<string, Binding>[] };
+  boolean?: boolean;
+}
+
+const START = 'SELECT * WHERE {\n  ?s ?p ?o\n}\nLIMIT 100';
+
+/**
+ * The SPARQL editor (loaded on demand): the dataset's SPARQL endpoint, results as a table, and the
+ * same query as a CSV download (the endpoint's .csv suffix).
+ */
+export default function QueryPage({ account, dataset }: { account: string; dataset: string }) {
+  const endpoint = `/datasets/${enc(account)}/${enc(dataset)}/sparql`;
+  const [query, setQuery] = useState(START);
+  const [results, setResults] = useState<Results>();
+  const [graphText, setGraphText] = useState<string>();
+  const [ran, setRan] = useState<string>();
+  const [run, error, busy] = useAction();
+  const submit = (e?: FormEvent) => {
+    e?.preventDefault();
+    void run(async () => {
+      setResults(undefined);
+      setGraphText(undefined);
+      const res = await call('POST', endpoint, {
+        form: new URLSearchParams({ query }),
+        headers: { accept: 'application/sparql-results+json, text/turtle;q=0.9' },
+      });
+      if ((res.headers.get('content-type') ?? '').includes('json')) setResults((await res.json()) as Results);
+      else setGraphText(await res.text());
+      setRan(query);
+    });
+  };
+  const vars = results?.head.vars ?? [];
+  return (
+    <>
+      <h1>
+        Query <a href={href('datasets', account, dataset)}>{`${account}/${dataset}`}</a>
+      </h1>
+      <form onSubmit={submit}>
+        <label htmlFor="sparql-editor">SPARQL query</label>
+        <textarea
+          id="sparql-editor"
+          className="editor"
+          spellCheck={false}
+          rows={10}
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) submit();
+          }}
+        />
+        <div className="row">
+          <button type="submit" disabled={busy}>
+            Run query
+          </button>
+          <span className="hint">Ctrl+Enter runs it.</span>
+          {ran ? (
+            <a className="button" href={`${endpoint}.csv?query=${enc(ran)}`} download="results.csv">
+              Download CSV
+            </a>
+          ) : null}
+          {ran ? (
+            <a className="button" href={`${endpoint}.json?query=${enc(ran)}`} download="results.json">
+              Download JSON
+            </a>
+          ) : null}
+        </div>
+      </form>
+      <ErrorLine error={error} />
+      {results?.boolean !== undefined ? <p role="status">Answer: {String(results.boolean)}</p> : null}
+      {results?.results ? (
+        <>
+          <p role="status">{results.results.bindings.length} results</p>
+          <div className="scroll">
+            <table data-testid="results">
+              <thead>
+                <tr>
+                  {vars.map((v) => (
+                    <th key={v}>{v}</th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {results.results.bindings.map((b, i) => (
+                  <tr key={i}>
+                    {vars.map((v) => (
+                      <td key={v}>{b[v] ? b[v].type === 'uri' ? <code>{b[v].value}</code> : b[v].value : ''}</td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      ) : null}
+      {graphText !== undefined ? <pre className="describe">{graphText}</pre> : null}
+    </>
+  );
+}
