@@ -40,14 +40,21 @@ export async function startPlatformProcess(options: { env?: Record<string, strin
   const url = await new Promise<string>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error('platform did not start within 60 s')), 60_000);
     let out = '';
-    child.stdout!.on('data', (chunk) => {
+    const onData = (chunk: Buffer) => {
       out += chunk;
       const m = /API: (\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
+        // From here on its log lines are dropped unread: a reader that kept them (and searched
+        // them) would fall behind, and the platform's synchronous writes to a full pipe block its
+        // event loop (issue 18: that was part of the GET p99).
+        child.stdout!.off('data', onData);
+        child.stdout!.on('data', () => {});
+        out = '';
         ok(m[1]!);
       }
-    });
+    };
+    child.stdout!.on('data', onData);
     child.once('exit', (code) => fail(new Error(`platform exited with ${code}`)));
   });
   const adminToken = (await readFile(join(dataDir, 'admin-token'), 'utf8')).trim();
