@@ -57,6 +57,16 @@ export const SPARQL_PARSE_WORKER_MODULES = [join(REPO_ROOT, 'functions', 'rdf', 
  */
 export const RDF_PARSE_WORKER = join(REPO_ROOT, 'functions', 'rdf', 'parse', 'rdf-parse-worker.mjs');
 
+/**
+ * The import's parse worker (functions/rdf/parse/import-worker.ts: parsing, sorting into graphs and
+ * dropping duplicates off the main thread), started as `new URL('./import-worker.mjs', import.meta.url)`
+ * from `functions/rdf/parse/import-pool.ts`. That entry is copied to the asset root; it loads the
+ * worker's code, which esbuild bundles beside it as `import-worker-bundle.mjs`.
+ */
+export const IMPORT_WORKER_ENTRY = join(REPO_ROOT, 'functions', 'rdf', 'parse', 'import-worker.mjs');
+export const IMPORT_WORKER_SOURCE = join(REPO_ROOT, 'functions', 'rdf', 'parse', 'import-worker.ts');
+const ESBUILD = join(REPO_ROOT, 'node_modules', '.bin', 'esbuild');
+
 /** Files of oxigraph's browser build: never loaded on Node (`main` is `node.js`), ~4 MB each asset. */
 const OXIGRAPH_BROWSER_FILES = ['web.js', 'web.d.ts', 'web_bg.wasm', 'web_bg.wasm.d.ts'];
 
@@ -92,6 +102,15 @@ export function afterBundlingCommands(inputDir: string, outputDir: string): stri
     ...[...ENGINE_WORKER_MODULES, SPARQL_PARSE_WORKER, ...SPARQL_PARSE_WORKER_MODULES, RDF_PARSE_WORKER].map(
       (m) => `cp ${shellQuote(inInput(inputDir, m))} ${shellQuote(`${outputDir}/${basename(m)}`)}`,
     ),
+    `cp ${shellQuote(inInput(inputDir, IMPORT_WORKER_ENTRY))} ${shellQuote(`${outputDir}/${basename(IMPORT_WORKER_ENTRY)}`)}`,
+    [
+      shellQuote(inInput(inputDir, ESBUILD)),
+      shellQuote(inInput(inputDir, IMPORT_WORKER_SOURCE)),
+      '--bundle --platform=node --format=esm --target=node20 --minify --main-fields=module,main --log-level=warning',
+      shellQuote(`--banner:js=${ESM_REQUIRE_BANNER}`),
+      ...INSTALLED_MODULES.map((m) => `--external:${m}`),
+      shellQuote(`--outfile=${outputDir}/import-worker-bundle.mjs`),
+    ].join(' '),
     `cd ${shellQuote(`${outputDir}/node_modules/oxigraph`)} && rm -f ${OXIGRAPH_BROWSER_FILES.join(' ')}`,
     // The whole project lockfile `npm ci` needed: not used at run time, and it would change every
     // bundle's asset hash on any dependency change. (node_modules keeps its own

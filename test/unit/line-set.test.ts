@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineSet } from '../../functions/domain/data/line-set.js';
+import { LineSet } from '../../functions/rdf/parse/line-set.js';
 
 describe('LineSet', () => {
   it('tells new lines from seen ones across growth', () => {
@@ -17,5 +17,21 @@ describe('LineSet', () => {
     expect(set.add('')).toBe(true);
     expect(set.add('')).toBe(false);
     expect(set.size).toBe(4);
+  });
+
+  it('takes lines as UTF-8 bytes too, also across growth and with every tail length', () => {
+    const set = new LineSet(16);
+    const encoder = new TextEncoder();
+    const add = (line: string) => {
+      const bytes = encoder.encode(`x${line}\n`);
+      return set.addBytes(bytes, new DataView(bytes.buffer), 1, bytes.length - 1);
+    };
+    for (let i = 0; i < 20_000; i++) expect(add(`<https://e/s${i}> "é ${'a'.repeat(i % 7)}" .`)).toBe(true);
+    for (let i = 0; i < 20_000; i += 331) expect(add(`<https://e/s${i}> "é ${'a'.repeat(i % 7)}" .`)).toBe(false);
+    expect(add('')).toBe(true);
+    expect(add('')).toBe(false);
+    expect(add('abcd')).toBe(true);
+    expect(add('abcd\u0000')).toBe(true);
+    expect(set.size).toBe(20_003);
   });
 });

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createGzip, type Gzip } from 'node:zlib';
 import type { BlobInfo, BlobStore } from '../../ports/blob-store.js';
-import { LineSet } from './line-set.js';
+import { LineSet } from '../../rdf/parse/line-set.js';
 
 /** Chunks handed to gzip: big enough that per-write overhead vanishes. */
 const CHUNK_CHARS = 256 * 1024;
@@ -28,8 +28,20 @@ export class GraphBlobWriter {
     this.stored.catch(() => {});
   }
 
+  /** Lines written through {@link writeDistinct}, whose distinctness the caller saw to. */
+  private distinct = 0;
+
   get statements(): number {
-    return this.lines.size;
+    return this.lines.size + this.distinct;
+  }
+
+  /**
+   * Writes complete lines (UTF-8) already known to be distinct within the graph (an import's parse
+   * worker drops duplicates). Returns a promise only when the caller must wait for gzip to drain.
+   */
+  writeDistinct(bytes: Uint8Array, lines: number): Promise<void> | undefined {
+    this.distinct += lines;
+    return this.gzip.write(bytes) ? undefined : once(this.gzip, 'drain').then(() => undefined);
   }
 
   /**

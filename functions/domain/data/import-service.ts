@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { formatFromMediaType, formatFromPath } from '../../rdf/negotiate.js';
-import { ntIriValue, type NtQuad } from '../../rdf/nt.js';
-import { parseRdf, RdfSyntaxError } from '../../rdf/parse.js';
+import { RdfSyntaxError } from '../../rdf/parse.js';
+import { GraphLimitError } from '../../rdf/parse/graph-lines.js';
+import { ImportParser } from '../../rdf/parse/import-pool.js';
 import { RDF_FORMATS, type RdfFormat } from '../../rdf/formats.js';
 import type { FinishedUpload } from '../../ports/resumable-uploads.js';
 import type { AccessService } from '../datasets/access-service.js';
@@ -377,15 +378,15 @@ export class ImportService {
     }
   }
 
-  /** Parses every file into one new graph blob per graph name. */
+  /**
+   * Parses every file into one new graph blob per graph name. Parsing, sorting into graphs and
+   * dropping duplicates run in a worker thread (ImportParser); this thread reads, gzips and stores.
+   */
   private async parse(job: JobRecord, files: JobFileRecord[], written: string[], progress: JobProgress) {
     const graphs = new Map<string, GraphBlobWriter>();
     const writerFor = (graphName: string): GraphBlobWriter => {
       let writer = graphs.get(graphName);
       if (!writer) {
-        if (graphs.size >= MAX_GRAPHS_PER_IMPORT) {
-          throw new ValidationError(`An import may add at most ${MAX_GRAPHS_PER_IMPORT} graphs; split the files into several jobs.`);
-        }
         const key = graphBlobKey(job.datasetId, this.platform.ids.newId());
         written.push(key);
         writer = new GraphBlobWriter(this.platform.blobs.data, key);
@@ -393,6 +394,11 @@ export class ImportService {
       }
       return writer;
     };
+    const parser = new ImportParser(job.defaultGraphName, MAX_GRAPHS_PER_IMPORT, {
+      lines: (graphName, bytes, lines) => writerFor(graphName).writeDistinct(bytes, lines),
+      statements: (n) => progress.statements(n),
+    });
+    let clean = false;
     try {
       for (const [index, file] of files.entries()) {
         const detected = this.formatOf(file.fileName);
@@ -400,38 +406,29 @@ export class ImportService {
         const raw = await this.platform.blobs.uploads.get(file.blobKey);
         if (!raw) throw new ValidationError(`${file.fileName}: the uploaded file is gone; upload it again in a new job.`);
         const input = await maybeGunzip(counted(raw, (n) => progress.indexedBytes(n)), detected.gzip, file.fileName);
-        const batches = parseRdf(input, {
-          format: detected.format,
+        await parser.parseFile(input, {
+          format: detected.format.name,
           baseIRI: job.baseIRI ?? job.defaultGraphName,
           blankNodePrefix: `j${job.jobId.slice(0, 8)}f${index}x`,
           fileName: file.fileName,
         });
-        // Quads of one graph usually come in runs: keep the last graph's writer at hand.
-        let lastGraph: string | null | undefined;
-        let writer: GraphBlobWriter | undefined;
-        for await (const batch of batches) {
-          for (const quad of batch as NtQuad[]) {
-            if (quad.graph !== lastGraph || !writer) {
-              const graphName = quad.graph === null ? job.defaultGraphName : quad.graph.startsWith('<') ? ntIriValue(quad.graph) : `${job.defaultGraphName}/${quad.graph.slice(2)}`;
-              writer = writerFor(graphName);
-              lastGraph = quad.graph;
-            }
-            const draining = writer.add(`${quad.subject} ${quad.predicate} ${quad.object} .`);
-            if (draining) await draining;
-          }
-          const reported = progress.statements((batch as NtQuad[]).length);
-          if (reported) await reported;
-        }
       }
+      const counts = await parser.finish();
+      clean = true;
       const result = new Map<string, { blobKey: string; statements: number }>();
-      for (const [name, writer] of graphs) {
+      // In the order the graphs first appeared in the files (the worker's order).
+      for (const [name, statements] of counts) {
+        const writer = writerFor(name);
         await writer.end();
-        result.set(name, { blobKey: writer.blobKey, statements: writer.statements });
+        result.set(name, { blobKey: writer.blobKey, statements });
       }
       return result;
     } catch (e) {
       for (const writer of graphs.values()) writer.abort();
+      if (e instanceof GraphLimitError) throw new ValidationError(e.message);
       throw e;
+    } finally {
+      parser.close(clean);
     }
   }
 
