@@ -17,6 +17,8 @@ import { defaultLogger } from '../powertools-logger.js';
 
 const WORKER_URL = new URL('./worker.mjs', import.meta.url);
 const MAX_WAITING = 256;
+/** Chunks of a load sent ahead of the worker (a few, so a moment's delay on either side does not stall the other). */
+const CHUNKS_AHEAD = 3;
 /** A query that got a replica with less time than this left is refused as busy, not started. */
 const MIN_QUERY_TIME_MS = 250;
 
@@ -76,26 +78,34 @@ class Replica {
   }
 
   /**
-   * Streams N-Quads chunks into the store as one load (one blank-node scope). Each chunk waits
-   * for the worker's acknowledgement, so at most one chunk is in flight.
+   * Streams N-Quads chunks into the store as one load (one blank-node scope). The worker
+   * acknowledges each chunk as it takes it; at most CHUNKS_AHEAD are unacknowledged.
    */
   async load(chunks: AsyncIterable<string>): Promise<void> {
     const { port1, port2 } = new MessageChannel();
     const acks: (() => void)[] = [];
     port1.on('message', () => acks.shift()?.());
-    const done = this.send({ type: 'loadStream', port: port2 }, [port2]);
+    // Counts chunks sent, so the worker, blocked waiting for the next one, wakes the moment it is sent.
+    const sent = new Int32Array(new SharedArrayBuffer(4));
+    const done = this.send({ type: 'loadStream', port: port2, sent }, [port2]);
     const failed = done.then((r) => (r.ok ? null : new Error(r.error)));
     // Read only while chunks flow; a worker that dies later rejects `done`, which is awaited below.
     failed.catch(() => {});
     try {
+      const unacked: Promise<void>[] = [];
       for await (const chunk of chunks) {
-        const acked = new Promise<void>((resolve) => acks.push(resolve));
+        unacked.push(new Promise<void>((resolve) => acks.push(resolve)));
         port1.postMessage({ chunk });
+        Atomics.add(sent, 0, 1);
+        Atomics.notify(sent, 0);
+        if (unacked.length < CHUNKS_AHEAD) continue;
         // A failed load answers instead of acknowledging.
-        const error = await Promise.race([acked.then(() => null), failed]);
+        const error = await Promise.race([unacked.shift()!.then(() => null), failed]);
         if (error) throw error;
       }
       port1.postMessage({ done: true });
+      Atomics.add(sent, 0, 1);
+      Atomics.notify(sent, 0);
       const reply = await done;
       if (!reply.ok) throw new Error(reply.error);
     } finally {

@@ -47,15 +47,17 @@ parentPort.on('message', (message) => {
       case 'loadStream': {
         // One load call for the whole snapshot, so blank node labels keep one scope across
         // chunks (each load call has its own). Chunks arrive on `port`; this thread blocks on it
-        // between chunks and acknowledges each, so the sender never runs ahead.
-        const { port } = message;
-        const wait = new Int32Array(new SharedArrayBuffer(4));
+        // between chunks and acknowledges each as it takes it (the sender keeps a few ahead).
+        const { port, sent } = message;
         function* chunks() {
           for (;;) {
             let received = receiveMessageOnPort(port);
-            for (let spins = 0; !received; spins++) {
-              Atomics.wait(wait, 0, 0, Math.min(50, 1 + spins));
+            // `sent` counts the chunks posted; the sender notifies after each, so this wakes at
+            // once (the timeout only bounds a wait if a notification were ever missed).
+            while (!received) {
+              const seen = Atomics.load(sent, 0);
               received = receiveMessageOnPort(port);
+              if (!received) Atomics.wait(sent, 0, seen, 100);
             }
             const { chunk, done } = received.message;
             if (done) return;
