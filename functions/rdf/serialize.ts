@@ -164,49 +164,82 @@ export class PrefixCompactor {
   }
 }
 
-async function* writeTurtle(batches: AsyncIterable<NtQuad[]>, prefixes: readonly RdfPrefix[], trig: boolean): AsyncGenerator<string> {
-  const compactor = new PrefixCompactor(prefixes);
-  let out = compactor.size > 0 ? `${compactor.header()}\n` : '';
-  let graph: string | null | undefined; // undefined: nothing written yet
-  let subject: string | null = null;
-  let predicate: string | null = null;
-  let inBlock = false;
-  const indent = (): string => (inBlock ? '  ' : '');
+/**
+ * The Turtle / TriG writer's state: statements go in one at a time (`write`), text comes out in
+ * pieces (`take`). Shared by the writer over quad batches and the one over stored canonical lines
+ * (serialize-lines.ts), so both write exactly the same text.
+ */
+export class TurtleTextWriter {
+  private readonly compactor: PrefixCompactor;
+  private out: string;
+  private graph: string | null | undefined; // undefined: nothing written yet
+  private subject: string | null = null;
+  private predicate: string | null = null;
+  private inBlock = false;
 
+  constructor(
+    prefixes: readonly RdfPrefix[],
+    private readonly trig: boolean,
+  ) {
+    this.compactor = new PrefixCompactor(prefixes);
+    this.out = this.compactor.size > 0 ? `${this.compactor.header()}\n` : '';
+  }
+
+  write(s: string, p: string, object: string, g: string | null): void {
+    const compactor = this.compactor;
+    if (this.trig && g !== this.graph) {
+      if (this.subject !== null) this.out += ' .\n';
+      if (this.inBlock) this.out += '}\n';
+      if (this.graph !== undefined) this.out += '\n';
+      this.graph = g;
+      this.inBlock = g !== null;
+      if (this.inBlock) this.out += `${compactor.compactCached(g!)} {\n`;
+      this.subject = this.predicate = null;
+    }
+    const o = compactor.compactObject(object);
+    if (s === this.subject) {
+      if (p === this.predicate) {
+        this.out += `, ${o}`;
+        return;
+      }
+      this.predicate = p;
+      this.out += ` ;\n${this.inBlock ? '  ' : ''}    ${p === RDF_TYPE_TERM ? 'a' : compactor.compactCached(p)} ${o}`;
+      return;
+    }
+    if (this.subject !== null) this.out += ' .\n';
+    this.subject = s;
+    this.predicate = p;
+    this.out += `${this.inBlock ? '  ' : ''}${compactor.compact(s)} ${p === RDF_TYPE_TERM ? 'a' : compactor.compactCached(p)} ${o}`;
+  }
+
+  /** The text written since the last call. */
+  take(): string {
+    const out = this.out;
+    this.out = '';
+    return out;
+  }
+
+  /** The closing text. */
+  end(): string {
+    if (this.subject !== null) this.out += ' .\n';
+    if (this.inBlock) this.out += '}\n';
+    this.subject = null;
+    this.inBlock = false;
+    return this.take();
+  }
+}
+
+async function* writeTurtle(batches: AsyncIterable<NtQuad[]>, prefixes: readonly RdfPrefix[], trig: boolean): AsyncGenerator<string> {
+  const writer = new TurtleTextWriter(prefixes, trig);
   for await (const batch of batches) {
     for (let i = 0; i < batch.length; i++) {
       const q = batch[i]!;
-      if (trig && q.graph !== graph) {
-        if (subject !== null) out += ' .\n';
-        if (inBlock) out += '}\n';
-        if (graph !== undefined) out += '\n';
-        graph = q.graph;
-        inBlock = graph !== null;
-        if (inBlock) out += `${compactor.compactCached(graph!)} {\n`;
-        subject = predicate = null;
-      }
-      const o = compactor.compactObject(q.object);
-      if (q.subject === subject) {
-        if (q.predicate === predicate) {
-          out += `, ${o}`;
-          continue;
-        }
-        predicate = q.predicate;
-        out += ` ;\n${indent()}    ${predicate === RDF_TYPE_TERM ? 'a' : compactor.compactCached(predicate)} ${o}`;
-        continue;
-      }
-      if (subject !== null) out += ' .\n';
-      subject = q.subject;
-      predicate = q.predicate;
-      out += `${indent()}${compactor.compact(subject)} ${predicate === RDF_TYPE_TERM ? 'a' : compactor.compactCached(predicate)} ${o}`;
+      writer.write(q.subject, q.predicate, q.object, q.graph);
     }
-    if (out) {
-      yield out;
-      out = '';
-    }
+    const out = writer.take();
+    if (out) yield out;
   }
-  if (subject !== null) out += ' .\n';
-  if (inBlock) out += '}\n';
+  const out = writer.end();
   if (out) yield out;
 }
 

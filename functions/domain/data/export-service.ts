@@ -3,6 +3,7 @@ import { createGzip } from 'node:zlib';
 import type { RdfFormat } from '../../rdf/formats.js';
 import { ntIri, ntLinesToBatches, parseNtLine, type NtQuad } from '../../rdf/nt.js';
 import { serializeRdf } from '../../rdf/serialize.js';
+import { turtleFromCanonicalLines, type CanonicalGraphText } from '../../rdf/serialize-lines.js';
 import type { AccessService } from '../datasets/access-service.js';
 import type { Caller } from '../shared/caller.js';
 import { NotFoundError, ValidationError } from '../shared/errors.js';
@@ -47,6 +48,10 @@ export class ExportService {
       body = Readable.from(this.rawLines(graphs));
     } else if (options.format.name === 'nquads') {
       body = Readable.from(this.quadLines(graphs));
+    } else if (options.format.name === 'turtle' || options.format.name === 'trig') {
+      // Written straight from the stored lines, without statement objects in between.
+      const texts = this.graphTexts(graphs);
+      body = Readable.from(turtleFromCanonicalLines(texts, { prefixes: dataset.prefixes, trig: options.format.name === 'trig' }), { objectMode: false, highWaterMark: 64 * 1024 });
     } else {
       body = serializeRdf(this.quadBatches(graphs), { format: options.format, prefixes: dataset.prefixes });
     }
@@ -55,6 +60,10 @@ export class ExportService {
 
   private async *rawLines(graphs: GraphEntry[]): AsyncGenerator<Buffer> {
     for (const g of graphs) for await (const chunk of await this.catalog.text(g.blobKey)) yield chunk as Buffer;
+  }
+
+  private async *graphTexts(graphs: GraphEntry[]): AsyncGenerator<CanonicalGraphText> {
+    for (const g of graphs) yield { graph: ntIri(g.graphName), text: await this.catalog.text(g.blobKey) };
   }
 
   private quadLines(graphs: GraphEntry[]): AsyncGenerator<string> {
