@@ -43,12 +43,16 @@ export interface CallOptions {
   body?: unknown;
   headers?: Record<string, string>;
   form?: URLSearchParams;
+  /** A body sent as it is, with the content-type the caller gives. */
+  raw?: string;
 }
 
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<Response> {
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   let body: BodyInit | undefined;
-  if (options.form) {
+  if (options.raw !== undefined) {
+    body = options.raw;
+  } else if (options.form) {
     body = options.form;
     headers['content-type'] = 'application/x-www-form-urlencoded';
   } else if (options.body !== undefined) {
