@@ -1,7 +1,12 @@
-import { App, Validations } from 'aws-cdk-lib';
+import { App, CfnOutput, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { StatefulStack } from '../lib/stateful-stack.js';
 import { StatelessStack } from '../lib/stateless-stack.js';
+import { ConsoleSite } from '../lib/constructs/console-site.js';
+import { CONSOLE_DIST, ensureConsoleBuild } from './console-build.js';
+
+// The console's build goes to S3 with the stacks (offline: Vite and the sources are local).
+await ensureConsoleBuild({ log: (line) => console.error(line) });
 
 /** The CDK app: data in one stack, the replaceable API and functions in the other. */
 const app = new App();
@@ -14,7 +19,7 @@ const region = process.env.CDK_DEFAULT_REGION;
 const env = account || region ? { account, region } : undefined;
 
 const stateful = new StatefulStack(app, 'LinkedDataPlatform-Stateful', { env });
-new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
+const stateless = new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
   env,
   table: stateful.table,
   dataBucket: stateful.dataBucket,
@@ -27,3 +32,9 @@ new StatelessStack(app, 'LinkedDataPlatform-Stateless', {
   // Text search on Amazon OpenSearch Service: `cdk deploy -c search=opensearch` (default: the embedded engine, indexes in the data bucket).
   search: app.node.tryGetContext('search') === 'opensearch' ? {} : undefined,
 });
+
+// The console (issue 17): its build in S3 behind CloudFront, whose default behaviour is the API, so both are
+// one site and the console's session cookie is the API's. Deploy with `-c publicApiUrl=<ConsoleSiteUrl>`.
+const consoleStack = new Stack(app, 'LinkedDataPlatform-Console', { env, description: 'Linked-data platform: the console and the API on one CloudFront site' });
+const site = new ConsoleSite(consoleStack, 'ConsoleSite', { api: stateless.api, buildDir: CONSOLE_DIST, accessLogsBucket: stateful.accessLogsBucket });
+new CfnOutput(consoleStack, 'ConsoleSiteUrl', { value: site.url, description: 'The site: the API at /, the console at /console/' });

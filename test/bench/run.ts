@@ -5,7 +5,7 @@
  * service next to in-process oxigraph (sparql.ts) and saved-query runs next to the same page sent
  * straight to the service (saved-queries.ts), then flow runs next to the bare executor (flows.ts),
  * on the same platform process. Prints figures; asserts nothing. `BENCH_ONLY=flows,sparql` runs only
- * the named parts (requests, import-export, sparql, virtuoso, graphql, search, data-routes, flows). `virtuoso`: `virtuoso` services
+ * the named parts (requests, import-export, sparql, virtuoso, graphql, search, data-routes, flows, console). `virtuoso`: `virtuoso` services
  * on virtuoso-t (VIRTUOSO_HOSTS) next to Virtuoso queried directly and the embedded engine (virtuoso.ts).
  */
 import { startPlatformProcess } from './embedded-server.js';
@@ -19,6 +19,7 @@ import { benchGraphql } from './graphql.js';
 import { benchSearch } from './search.js';
 import { benchDataRoutes } from './data-routes.js';
 import { formatAims, recordAim } from './aims.js';
+import { benchConsole } from './console.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
 const CONCURRENCY = 16;
@@ -104,6 +105,10 @@ try {
     await benchFlows(platform);
     console.log('');
     await benchHookLatency(platform);
+  }
+  if (part('console')) {
+    console.log('');
+    await benchConsole(platform);
   }
   const aims = formatAims();
   if (aims.length > 0) console.log(['', ...aims].join('\n'));
