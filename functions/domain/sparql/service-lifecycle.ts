@@ -8,7 +8,7 @@ import type { GraphCatalog } from '../data/graph-catalog.js';
 import { manifestTotals } from '../data/graphs.js';
 import { applyDatasetUpdate } from './dataset-update.js';
 import { countServices } from './service-count.js';
-import { changedInPlace } from './snapshot-change.js';
+import { changedInPlace, changedOrOpened } from './snapshot-change.js';
 import type { Platform, PlatformSettings } from '../shared/platform.js';
 import {
   assertServiceName,
@@ -406,8 +406,9 @@ export class ServiceLifecycle {
     let loaded = this.loaded.get(service.id);
     // During a sync the store may already hold the pending snapshot (swapped in before the record).
     if (!loaded || (loaded.manifestKey !== service.snapshot.manifestKey && loaded.manifestKey !== service.pendingSnapshot?.manifestKey)) {
-      // First query in this process (a cold function, or after a restart): load the snapshot.
-      const store = this.open(service, service.snapshot.manifestKey);
+      // First query in this process (a cold function, or after a restart): load the snapshot; a
+      // store on an older one (a warm function after a sync) takes the change if it can.
+      const store = changedOrOpened(this.catalog, loaded, service, this.limits.maxStatements, this.platform.logger, () => this.open(service, service.snapshot.manifestKey));
       loaded = { manifestKey: service.snapshot.manifestKey, store };
       this.loaded.set(service.id, loaded);
       store.catch(() => this.loaded.get(service.id) === loaded && this.loaded.delete(service.id));

@@ -144,3 +144,19 @@ export async function changedInPlace(
     return null;
   }
 }
+
+/**
+ * The store for a service's current snapshot in a process whose store (`loaded`) holds an older
+ * one or none: the loaded store moved on in place when it can, else `open()` (a whole load).
+ */
+export async function changedOrOpened(
+  catalog: GraphCatalog,
+  loaded: { manifestKey: string | null; store: Promise<SparqlStore> } | undefined,
+  service: { snapshot: { manifestKey: string | null }; reasoner: string },
+  maxStatements: number,
+  logger: Logger,
+  open: () => Promise<SparqlStore>,
+): Promise<SparqlStore> {
+  const from = { snapshot: { manifestKey: loaded?.manifestKey ?? null }, reasoner: service.reasoner };
+  return (await changedInPlace(catalog, loaded, from, service.snapshot.manifestKey, maxStatements, logger)) ?? open();
+}
