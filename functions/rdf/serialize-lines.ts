@@ -1,12 +1,16 @@
 /**
- * Turtle and TriG straight from stored canonical N-Triples text (graph blobs), one graph after
- * the other: each line is cut at its first two spaces (subject and predicate never contain one;
- * the object is the rest before ` .`), with no statement objects in between, and written by the
- * same writer as serialize.ts (TurtleTextWriter), so the text is exactly what serializeRdf writes
- * for the same statements.
+ * Exports straight from stored canonical N-Triples text (graph blobs), one graph after the other:
+ *
+ * - TriG (`trigFromCanonicalLines`): the dataset's `@prefix` lines, then each graph as a block
+ *   `<g> { ... }` holding its stored lines byte for byte (a canonical N-Triples line is a valid
+ *   TriG statement), so the export costs little more than decompressing the blobs.
+ * - Turtle (`turtleFromCanonicalLines`): each line cut at its first two spaces (subject and
+ *   predicate never contain one; the object is the rest before ` .`), with no statement objects
+ *   in between, and written by the same writer as serialize.ts (TurtleTextWriter: subjects and
+ *   predicates grouped, prefixes applied), so the text is exactly what serializeRdf writes.
  */
 import type { RdfPrefix } from './serialize.js';
-import { TurtleTextWriter } from './serialize.js';
+import { PrefixCompactor, TurtleTextWriter } from './serialize.js';
 
 export interface CanonicalGraphText {
   /** The graph term (`<iri>`), or null for the default graph. */
@@ -47,4 +51,23 @@ export async function* turtleFromCanonicalLines(graphs: AsyncIterable<CanonicalG
   }
   const out = writer.end();
   if (out) yield out;
+}
+
+/** TriG: `@prefix` lines, then one `<g> { ... }` block per graph with its lines as stored (bytes pass through). */
+export async function* trigFromCanonicalLines(graphs: AsyncIterable<CanonicalGraphText> | Iterable<CanonicalGraphText>, options: { prefixes?: readonly RdfPrefix[] }): AsyncGenerator<Uint8Array | string> {
+  const compactor = new PrefixCompactor(options.prefixes ?? []);
+  if (compactor.size > 0) yield `${compactor.header()}\n`;
+  let first = true;
+  for await (const { graph, text } of graphs) {
+    yield `${first ? '' : '\n'}${graph === null ? '' : `${graph} {\n`}`;
+    first = false;
+    let last = 10;
+    for await (const chunk of text) {
+      if (chunk.length === 0) continue;
+      last = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1]!;
+      yield chunk;
+    }
+    // Stored text ends with a newline; a block closes on a line of its own anyway.
+    yield `${last === 10 ? '' : '\n'}${graph === null ? '' : '}\n'}`;
+  }
 }

@@ -1,12 +1,15 @@
 /**
  * Turtle and TriG written straight from stored canonical lines (serialize-lines.ts) are exactly
- * what serializeRdf writes for the same statements, however the stored text is chunked.
+ * what serializeRdf writes for the same statements, however the stored text is chunked; the TriG
+ * export's graph blocks of stored lines hold exactly the stored statements.
  */
 import { describe, expect, it } from 'vitest';
 import { formatByName } from '../../functions/rdf/formats.js';
 import { type NtQuad, parseNtLines } from '../../functions/rdf/nt.js';
 import { serializeRdfChunks } from '../../functions/rdf/serialize.js';
-import { turtleFromCanonicalLines } from '../../functions/rdf/serialize-lines.js';
+import { trigFromCanonicalLines, turtleFromCanonicalLines } from '../../functions/rdf/serialize-lines.js';
+import { parseRdf } from '../../functions/rdf/parse.js';
+import { Readable } from 'node:stream';
 
 const prefixes = [
   { prefixLabel: 'ex', iri: 'https://e/' },
@@ -59,5 +62,20 @@ describe('Turtle and TriG from canonical lines', () => {
 
   it('writes only the prefixes for no statements', async () => {
     expect(await collect(turtleFromCanonicalLines([], { prefixes, trig: true }))).toBe('@prefix ex: <https://e/> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n\n');
+  });
+
+  it('TriG as graph blocks of the stored lines: every statement in its graph, prefixes declared', async () => {
+    const chunks: Uint8Array[] = [];
+    const encoder = new TextEncoder();
+    for await (const c of trigFromCanonicalLines(
+      GRAPHS.map((g) => ({ graph: g.graph, text: bytesIn(g.lines, 7) })),
+      { prefixes },
+    )) chunks.push(typeof c === 'string' ? encoder.encode(c) : c);
+    const text = Buffer.concat(chunks).toString('utf8');
+    expect(text.startsWith('@prefix ex: <https://e/> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n\n<https://e/g1> {\n<https://e/s1> ')).toBe(true);
+    const parsed: NtQuad[] = [];
+    for await (const batch of parseRdf(Readable.from([text]), { format: formatByName('trig'), blankNodePrefix: '' })) parsed.push(...batch);
+    // Blank node labels of the stored lines come back as they are (empty prefix, plain labels).
+    expect(parsed).toEqual(GRAPHS.flatMap((g) => parseNtLines(g.lines, g.graph)));
   });
 });

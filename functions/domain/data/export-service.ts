@@ -3,7 +3,7 @@ import { createGzip } from 'node:zlib';
 import type { RdfFormat } from '../../rdf/formats.js';
 import { ntIri, ntLinesToBatches, parseNtLine, type NtQuad } from '../../rdf/nt.js';
 import { serializeRdf } from '../../rdf/serialize.js';
-import { turtleFromCanonicalLines, type CanonicalGraphText } from '../../rdf/serialize-lines.js';
+import { trigFromCanonicalLines, turtleFromCanonicalLines, type CanonicalGraphText } from '../../rdf/serialize-lines.js';
 import type { AccessService } from '../datasets/access-service.js';
 import type { Caller } from '../shared/caller.js';
 import { NotFoundError, ValidationError } from '../shared/errors.js';
@@ -48,10 +48,13 @@ export class ExportService {
       body = Readable.from(this.rawLines(graphs));
     } else if (options.format.name === 'nquads') {
       body = Readable.from(this.quadLines(graphs));
-    } else if (options.format.name === 'turtle' || options.format.name === 'trig') {
+    } else if (options.format.name === 'trig') {
+      // Graph blocks holding the stored lines as they are: little more than decompressing.
+      body = Readable.from(trigFromCanonicalLines(this.graphTexts(graphs), { prefixes: dataset.prefixes }), { objectMode: false });
+    } else if (options.format.name === 'turtle') {
       // Written straight from the stored lines, without statement objects in between.
       const texts = this.graphTexts(graphs);
-      body = Readable.from(turtleFromCanonicalLines(texts, { prefixes: dataset.prefixes, trig: options.format.name === 'trig' }), { objectMode: false, highWaterMark: 64 * 1024 });
+      body = Readable.from(turtleFromCanonicalLines(texts, { prefixes: dataset.prefixes, trig: false }), { objectMode: false, highWaterMark: 64 * 1024 });
     } else {
       body = serializeRdf(this.quadBatches(graphs), { format: options.format, prefixes: dataset.prefixes });
     }
