@@ -64,6 +64,12 @@ describe('dataset webhooks (issue 14)', () => {
     const ld = (await p.request('POST', hooks, { token: alice, body: { url: `${base}/ld`, onEvents: { linkedDataUpload: true } } })).body;
     const job = await importFiles(p, alice, 'alice/data', [{ name: 'a.ttl', content: '<https://e.org/a> <https://e.org/p> "a" .' }]);
     expect(job.status).toBe('finished');
+    // Deliveries go out one after the other once the job has ended: wait (bounded) until each active hook's is recorded.
+    const recorded = async (id: string) => ((await p.request('GET', `/datasets/alice/data/hookrecords/${id}`, { token: alice })).body as unknown[]).length > 0;
+    for (let i = 0; i < 200; i++) {
+      if ((await recorded(ok.id)) && (await recorded(failing.id)) && (await recorded(ld.id))) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const json = received.find((r) => r.type === 'application/json');
     expect(JSON.parse(json!.body)).toMatchObject({ event: 'graphImport', jobId: job.jobId, status: 'finished', dataset: { name: 'data', owner: 'alice' } });
     expect(received.some((r) => r.type === 'application/x-www-form-urlencoded' && r.body.includes('event=graphImport'))).toBe(true);
