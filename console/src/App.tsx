@@ -13,6 +13,8 @@ const FlowsPage = lazy(() => import('./pages/FlowsPage'));
 const FlowEditor = lazy(() => import('./flows/FlowEditor'));
 const RunsPage = lazy(() => import('./pages/RunsPage'));
 const AdminPage = lazy(() => import('./pages/AdminPage'));
+const AccountsPage = lazy(() => import('./pages/AccountsPage'));
+const SavedQueries = lazy(() => import('./pages/SavedQueries'));
 
 export interface Me {
   accountName: string;
@@ -49,6 +51,8 @@ export function App() {
   else if (page === 'flows' && rest.length === 2) body = <FlowEditor account={rest[0]!} flow={rest[1]!} />;
   else if (page === 'runs') body = <RunsPage account={rest[0] ?? me.accountName} flow={rest[1]} />;
   else if (page === 'admin') body = <AdminPage />;
+  else if (page === 'accounts') body = <AccountsPage me={me.accountName} account={rest[0]} />;
+  else if (page === 'queries') body = <SavedQueries account={rest[0] ?? me.accountName} query={rest[1]} />;
   else body = <DatasetList account={me.accountName} />;
 
   return (
@@ -62,6 +66,8 @@ export function App() {
           <a href={href('datasets', me.accountName)}>Datasets</a>
           <a href={href('flows', me.accountName)}>Flows</a>
           <a href={href('runs', me.accountName)}>Runs</a>
+          <a href={href('queries', me.accountName)}>Queries</a>
+          <a href={href('accounts')}>Organisations</a>
           <a href={href('account')}>Account</a>
           {me.role === 'siteAdmin' ? <a href={href('admin')}>Admin</a> : null}
           <span className="spacer" />

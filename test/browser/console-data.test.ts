@@ -156,6 +156,50 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
     }
   });
 
+  it('manages an organisation: members, their roles and a custom role; a saved query with versions', async () => {
+    const { context, page } = await h.newPage();
+    try {
+      await h.signIn(page, 'alice');
+      await page.getByRole('link', { name: 'Organisations' }).click();
+      await page.getByLabel('Organisation name').fill('acme');
+      await page.getByRole('button', { name: 'Create organisation' }).click();
+      await page.getByRole('heading', { name: 'Organisation acme' }).waitFor(WAIT);
+      await page.getByLabel('Custom role name').fill('editor');
+      await page.getByLabel('writeDatasets').check();
+      await page.getByRole('button', { name: 'Create role' }).click();
+      await page.getByRole('button', { name: 'Delete role editor' }).waitFor(WAIT);
+      await page.getByLabel('New member (account name)').fill('bob');
+      await page.getByLabel('Their role').selectOption('editor');
+      await page.getByRole('button', { name: 'Add member' }).click();
+      await expect.poll(() => page.getByLabel('Role of bob').inputValue(), WAIT).toBe('editor');
+      const members = await h.platform.request('GET', '/accounts/acme/members', { token: aliceToken });
+      expect(members.body.map((m: { role: string; user: { accountName: string } }) => `${m.user.accountName}:${m.role}`).sort()).toEqual(['alice:owner', 'bob:editor']);
+      // An unknown account is refused in the API's words.
+      await page.getByLabel('New member (account name)').fill('nobody-here');
+      await page.getByRole('button', { name: 'Add member' }).click();
+      const refused = await h.platform.request('POST', '/accounts/acme/members', { token: aliceToken, body: { accountName: 'nobody-here', role: 'member' } });
+      await expect.poll(() => page.getByRole('alert').first().textContent(), WAIT).toBe(refused.body.message);
+      await h.screenshot(page, '07-organisation');
+      expect(await h.seriousViolations(page)).toEqual([]);
+
+      await page.getByRole('link', { name: 'Queries' }).click();
+      await page.getByLabel('Query name').fill('labels');
+      await page.getByLabel('Dataset (account/dataset)').fill('alice/demo');
+      await page.getByLabel('Query text').fill('SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s LIMIT 2');
+      await page.getByRole('button', { name: 'Save query' }).click();
+      await page.getByRole('button', { name: 'Run version 1' }).click();
+      await expect.poll(() => page.getByTestId('saved-results').locator('tbody tr').count(), WAIT).toBe(2);
+      await page.getByLabel('Query text').fill('SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s LIMIT 3');
+      await page.getByRole('button', { name: 'Save as new version' }).click();
+      await page.getByRole('button', { name: 'Run version 2' }).click();
+      await expect.poll(() => page.getByTestId('saved-results').locator('tbody tr').count(), WAIT).toBe(3);
+      expect((await h.platform.request('GET', '/queries/alice/labels', { token: aliceToken })).body.numberOfVersions).toBe(2);
+      await h.screenshot(page, '08-saved-query');
+    } finally {
+      await context.close();
+    }
+  });
+
   it("does not show another user's private dataset: the API's 404 is shown", async () => {
     const { context, page } = await h.newPage();
     try {

@@ -122,8 +122,10 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
 
       await page.locator('.react-flow__controls-fitview').click();
       await connect(page, 'setVariables1', 'decision1');
-      await connect(page, 'decision1', 'sparqlQuery1');
+      // The keyboard's way: the decision's form connects it to the next task.
       await page.getByTestId('node-decision1').click();
+      await page.getByRole('form', { name: /^Settings of / }).getByLabel('Connect to SPARQL query (sparqlQuery1)').check();
+      await page.locator('[data-testid="rf__edge-decision1->sparqlQuery1"]').waitFor({ ...WAIT, state: 'attached' });
       await setField(page, 'Branches (JSON) (required)', JSON.stringify([{ to: 'sparqlQuery1', conditions: [{ variable: 'chosen', operator: 'equals', value: 'report' }] }]));
 
       await page.getByRole('button', { name: 'Save' }).click();

@@ -286,10 +286,11 @@ function Editor({ account, flow }: { account: string; flow: string }) {
               def={def}
               problems={problems.byTask.get(task.id) ?? []}
               onChange={(next) => change({ ...def, tasks: def.tasks.map((t) => (t.id === task.id ? next : t)) })}
+              onConnections={(connections) => change({ ...def, connections })}
               onRemove={() => (change({ ...def, tasks: def.tasks.filter((t) => t.id !== task.id), connections: def.connections.filter((c) => c.from !== task.id && c.to !== task.id) }), setSelected(undefined))}
             />
           ) : (
-            <FlowPanel def={def} onChange={change} />
+            <FlowPanel def={def} base={base} onChange={change} />
           )}
         </aside>
       </div>

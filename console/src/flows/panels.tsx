@@ -81,7 +81,22 @@ function FieldInput({ field, value, problems, onCommit }: { field: Field; value:
 }
 
 /** The settings form of one task, from its type's fields in the catalogue. */
-export function TaskForm({ task, def, problems, onChange, onRemove }: { task: Task; def: Definition; problems: Problem[]; onChange: (t: Task) => void; onRemove: () => void }) {
+export function TaskForm({
+  task,
+  def,
+  problems,
+  onChange,
+  onRemove,
+  onConnections,
+}: {
+  task: Task;
+  def: Definition;
+  problems: Problem[];
+  onChange: (t: Task) => void;
+  onRemove: () => void;
+  /** Replaces the flow's connections (the keyboard's way to connect tasks). */
+  onConnections: (connections: Definition['connections']) => void;
+}) {
   const info = typeInfo(task.type);
   const index = def.tasks.findIndex((t) => t.id === task.id);
   const prefix = `tasks[${index}].settings.`;
@@ -116,6 +131,26 @@ export function TaskForm({ task, def, problems, onChange, onRemove }: { task: Ta
         problems={[]}
         onCommit={(v) => onChange({ ...task, settings: v && typeof v === 'object' ? (v as Record<string, unknown>) : {} })}
       />
+      <fieldset>
+        <legend>Next tasks (connections from {task.id})</legend>
+        {def.tasks
+          .filter((t) => t.id !== task.id)
+          .map((t) => {
+            const on = def.connections.some((c) => c.from === task.id && c.to === t.id);
+            return (
+              <label key={t.id} className="inline">
+                <input
+                  type="checkbox"
+                  checked={on}
+                  onChange={() =>
+                    onConnections(on ? def.connections.filter((c) => !(c.from === task.id && c.to === t.id)) : [...def.connections, { from: task.id, to: t.id }])
+                  }
+                />
+                Connect to {t.label} ({t.id})
+              </label>
+            );
+          })}
+      </fieldset>
       <button type="button" onClick={onRemove}>
         Remove task
       </button>
@@ -124,7 +159,7 @@ export function TaskForm({ task, def, problems, onChange, onRemove }: { task: Ta
 }
 
 /** The flow's own settings: name, description, access level, variables, output variables, presets. */
-export function FlowPanel({ def, onChange }: { def: Definition; onChange: (d: Definition) => void }) {
+export function FlowPanel({ def, base, onChange }: { def: Definition; base: string; onChange: (d: Definition) => void }) {
   const setVar = (i: number, v: Partial<Variable>) => onChange({ ...def, variables: def.variables.map((x, j) => (j === i ? { ...x, ...v } : x)) });
   const setPreset = (i: number, p: Partial<Preset>) =>
     onChange({ ...def, presets: def.presets.map((x, j) => (j === i ? { ...x, ...p } : p.default ? { ...x, default: false } : x)) });
@@ -176,6 +211,23 @@ export function FlowPanel({ def, onChange }: { def: Definition; onChange: (d: De
           })
         }
       />
+      <h3>Masked values</h3>
+      <FieldInput
+        field={{ path: 'maskedValues', label: 'Masked value names (comma-separated)', kind: 'text', hint: 'Secrets tasks use as ?name; their values are set below once the flow is saved, and never shown again.' }}
+        value={def.maskedValues.map((m) => m.name).join(', ')}
+        problems={[]}
+        onCommit={(x) =>
+          onChange({
+            ...def,
+            maskedValues: String(x ?? '')
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+              .map((name) => def.maskedValues.find((m) => m.name === name) ?? { name, description: '' }),
+          })
+        }
+      />
+      <MaskedValues base={base} />
       <h3>Presets</h3>
       {def.presets.map((p, i) => (
         <fieldset key={i}>
@@ -271,6 +323,38 @@ export function Versions({ base, current, onClose, onRestored }: { base: string;
       <button type="button" onClick={onClose} autoFocus>
         Close
       </button>
+    </div>
+  );
+}
+
+/** The saved flow's masked values: whether each is set, and a form to set it (write-only). */
+function MaskedValues({ base }: { base: string }) {
+  const list = useLoad(() => api<{ name: string; isSet: boolean }[]>('GET', `${base}/maskedValues`), [base]);
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [run, error] = useAction();
+  return (
+    <div>
+      <ErrorLine error={list.error ?? error} />
+      {(list.data ?? []).map((m) => (
+        <div key={m.name} className="row">
+          <label>
+            Value of {m.name} ({m.isSet ? 'set' : 'not set'})
+            <input type="password" autoComplete="off" value={values[m.name] ?? ''} onChange={(e) => setValues({ ...values, [m.name]: e.target.value })} />
+          </label>
+          <button
+            type="button"
+            onClick={() =>
+              void run(async () => {
+                await api('PUT', `${base}/maskedValues/${enc(m.name)}`, { body: { value: values[m.name] ?? '' } });
+                setValues({ ...values, [m.name]: '' });
+                list.reload();
+              })
+            }
+          >
+            Set {m.name}
+          </button>
+        </div>
+      ))}
     </div>
   );
 }
