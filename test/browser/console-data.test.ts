@@ -113,8 +113,8 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
       await page.getByLabel(/Data file/).setInputFiles(bigFile);
       await page.getByRole('button', { name: 'Upload', exact: true }).click();
       // The progress bar shows, and reaches 100 % once every chunk is sent.
-      await page.getByTestId('upload-progress').waitFor(WAIT);
-      await expect.poll(() => page.getByTestId('upload-percent').textContent(), { timeout: 60_000 }).toBe('100%');
+      await page.getByTestId('data-upload-progress').waitFor(WAIT);
+      await expect.poll(() => page.getByTestId('data-upload-percent').textContent(), { timeout: 60_000 }).toBe('100%');
       await h.screenshot(page, '04-dataset-upload-progress');
       await expect.poll(() => page.getByTestId('job-status').textContent(), { timeout: 90_000 }).toMatch(/^Import finished/);
       const dataset = await h.platform.request('GET', '/datasets/alice/demo', { token: aliceToken });
@@ -151,6 +151,48 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
       });
       const words = (await direct.text()).trim();
       expect(await page.getByRole('alert').textContent()).toBe(words);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('uploads an asset with tus: the connection drops after the first chunk, Resume sends only the rest', { timeout: 120_000 }, async () => {
+    const { context, page } = await h.newPage();
+    try {
+      await h.platform.createDataset('alice', 'files', 'private', aliceToken);
+      await h.signIn(page, 'alice');
+      await page.goto(`${h.consoleUrl}#/datasets/alice/files`);
+      // Every PATCH past the first chunk fails (as a dropped connection) until the test lets them through.
+      let failing = true;
+      const offsets: string[] = [];
+      await page.route('**/assets/add/**', async (route) => {
+        const req = route.request();
+        if (req.method() === 'PATCH') {
+          const offset = req.headers()['upload-offset'] ?? '';
+          offsets.push(offset);
+          if (failing && offset !== '0') return route.abort('connectionreset');
+        }
+        return route.continue();
+      });
+      await page.getByLabel(/Asset file/).setInputFiles(bigFile);
+      await page.getByRole('button', { name: 'Upload asset' }).click();
+      // tus retries, then gives up: the console offers to resume, the first chunk sent.
+      await page.getByRole('button', { name: 'Resume upload' }).waitFor(WAIT);
+      const paused = Number((await page.getByTestId('asset-upload-percent').textContent())?.replace('%', ''));
+      expect(paused).toBeGreaterThan(50);
+      expect(paused).toBeLessThan(100);
+      await h.screenshot(page, '04b-asset-upload-interrupted');
+      failing = false;
+      await page.getByRole('button', { name: 'Resume upload' }).click();
+      await expect.poll(() => page.getByTestId('asset-upload-percent').textContent(), { timeout: 60_000 }).toBe('100%');
+      // The first chunk went once: the resume asked the server for its offset and sent only the rest.
+      expect(offsets.filter((o) => o === '0')).toHaveLength(1);
+      const size = (await readFile(bigFile)).length;
+      await page.getByText(`(${size} bytes, 1 version)`).waitFor(WAIT);
+      const assets = await h.platform.request('GET', '/datasets/alice/files/assets', { token: aliceToken });
+      expect(assets.body.map((a: { assetName: string; fileSize: number }) => [a.assetName, a.fileSize])).toEqual([[bigFile.split('/').pop(), size]]);
+      const download = await fetch(`${h.platform.url}/datasets/alice/files/assets/${assets.body[0].identifier}`, { headers: { authorization: `Bearer ${aliceToken}` } });
+      expect(Buffer.from(await download.arrayBuffer()).equals(await readFile(bigFile))).toBe(true);
     } finally {
       await context.close();
     }

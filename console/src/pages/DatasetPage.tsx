@@ -31,6 +31,7 @@ export function DatasetPage({ account, dataset }: { account: string; dataset: st
   const info = useLoad(() => api<{ name: string; accessLevel: string; statements?: number; graphCount?: number; description?: string }>('GET', base), [base]);
   const graphs = useLoad(() => api<Graph[]>('GET', `${base}/graphs`), [base]);
   const services = useLoad(() => api<Service[]>('GET', `${base}/services`), [base]);
+  const assets = useLoad(() => api<{ assetName: string; identifier: string; fileSize: number; versions: unknown[] }[]>('GET', `${base}/assets`), [base]);
   const refresh = () => (info.reload(), graphs.reload(), services.reload());
 
   return (
@@ -47,6 +48,20 @@ export function DatasetPage({ account, dataset }: { account: string; dataset: st
       ) : null}
       <Section title="Upload data">
         <Upload base={base} onImported={refresh} />
+      </Section>
+      <Section title="Assets">
+        <Upload base={base} kind="asset" onImported={assets.reload} />
+        <ErrorLine error={assets.error} />
+        <ul>
+          {(assets.data ?? []).map((a) => (
+            <li key={a.identifier}>
+              <a href={`${base}/assets/${enc(a.identifier)}`} download={a.assetName}>
+                {a.assetName}
+              </a>{' '}
+              ({a.fileSize} bytes, {a.versions.length} {a.versions.length === 1 ? 'version' : 'versions'})
+            </li>
+          ))}
+        </ul>
       </Section>
       <Section title="Graphs">
         <ErrorLine error={graphs.error} />

@@ -19,7 +19,7 @@ const jobKey = (base: string, file: File) => `ldp-upload:${base}:${file.name}:${
  * Upload with a progress bar and resume (tus 1.0.0 through tus-js-client): a job, the file's bytes
  * in 5 MiB chunks to …/jobs/{jobId}/add, then the job is started and its import progress polled.
  */
-export function Upload({ base, onImported }: { base: string; onImported: () => void }) {
+export function Upload({ base, onImported, kind = 'data' }: { base: string; onImported: () => void; kind?: 'data' | 'asset' }) {
   const [file, setFile] = useState<File>();
   const [sent, setSent] = useState<{ bytes: number; total: number }>();
   const [phase, setPhase] = useState<'idle' | 'uploading' | 'paused' | 'importing' | 'done'>('idle');
@@ -52,6 +52,7 @@ export function Upload({ base, onImported }: { base: string; onImported: () => v
     setError(undefined);
     setJob(undefined);
     try {
+      if (kind === 'asset') return startTus(`${base}/assets/add`, jobKey(`${base}/assets`, file), () => (setPhase('done'), onImported()));
       const key = jobKey(base, file);
       let jobId = localStorage.getItem(key) ?? undefined;
       if (jobId) {
@@ -63,8 +64,24 @@ export function Upload({ base, onImported }: { base: string; onImported: () => v
         localStorage.setItem(key, jobId);
       }
       const id = jobId;
+      await startTus(`${base}/jobs/${id}/add`, key, () => {
+        setPhase('importing');
+        void api<Job>('POST', `${base}/jobs/${id}/start`)
+          .then((j) => (setJob(j), poll(id)))
+          .catch((e: unknown) => (setError(e), setPhase('done')));
+      });
+    } catch (e) {
+      setError(e);
+      setPhase('idle');
+    }
+  };
+
+  /** Sends the file with tus to `endpoint`, resuming an earlier upload of the same file there. */
+  const startTus = async (endpoint: string, key: string, done: () => void) => {
+    if (!file) return;
+    {
       const tus = new TusUpload(file, {
-        endpoint: `${base}/jobs/${id}/add`,
+        endpoint,
         chunkSize: 5 * 1024 * 1024,
         retryDelays: [0, 1000, 3000],
         metadata: { filename: file.name, filetype: file.type },
@@ -84,11 +101,8 @@ export function Upload({ base, onImported }: { base: string; onImported: () => v
           setPhase('paused');
         },
         onSuccess: () => {
-          setPhase('importing');
           localStorage.removeItem(key);
-          void api<Job>('POST', `${base}/jobs/${id}/start`)
-            .then((j) => (setJob(j), poll(id)))
-            .catch((e: unknown) => (setError(e), setPhase('done')));
+          done();
         },
       });
       upload.current = tus;
@@ -96,9 +110,6 @@ export function Upload({ base, onImported }: { base: string; onImported: () => v
       if (previous[0]) tus.resumeFromPreviousUpload(previous[0]);
       setPhase('uploading');
       tus.start();
-    } catch (e) {
-      setError(e);
-      setPhase('idle');
     }
   };
 
@@ -107,14 +118,14 @@ export function Upload({ base, onImported }: { base: string; onImported: () => v
     <div className="upload">
       <div className="row">
         <label>
-          Data file (N-Triples, Turtle, TriG, N-Quads, RDF/XML, JSON-LD; .gz too)
+          {kind === 'asset' ? 'Asset file (any file)' : 'Data file (N-Triples, Turtle, TriG, N-Quads, RDF/XML, JSON-LD; .gz too)'}
           <input type="file" onChange={(e) => (setFile(e.target.files?.[0]), setSent(undefined), setPhase('idle'))} />
         </label>
         <button type="button" disabled={!file || phase === 'uploading' || phase === 'importing'} onClick={() => void start()}>
-          {phase === 'paused' ? 'Resume upload' : 'Upload'}
+          {phase === 'paused' ? 'Resume upload' : kind === 'asset' ? 'Upload asset' : 'Upload'}
         </button>
         {phase === 'uploading' ? (
-          <button type="button" onClick={() => (upload.current?.abort(), setPhase('paused'))}>
+          <button type="button" onClick={() => void upload.current?.abort().then(() => setPhase('paused'))}>
             Pause upload
           </button>
         ) : null}
@@ -123,9 +134,9 @@ export function Upload({ base, onImported }: { base: string; onImported: () => v
         <p>
           <label>
             Upload progress
-            <progress max={100} value={percent} aria-valuetext={`${percent}%`} data-testid="upload-progress" />
+            <progress max={100} value={percent} aria-valuetext={`${percent}%`} data-testid={`${kind}-upload-progress`} />
           </label>{' '}
-          <span data-testid="upload-percent">{percent}%</span> of {(sent.total / 1e6).toFixed(1)} MB
+          <span data-testid={`${kind}-upload-percent`}>{percent}%</span> of {(sent.total / 1e6).toFixed(1)} MB
         </p>
       ) : null}
       {job ? (
