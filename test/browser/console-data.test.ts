@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { writeFile, rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, ConsoleHarness, WAIT } from '../support/browser.js';
+import { waitForJob } from '../support/imports.js';
 
 const run = browserAvailable();
 
@@ -237,6 +238,47 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
       await expect.poll(() => page.getByTestId('saved-results').locator('tbody tr').count(), WAIT).toBe(3);
       expect((await h.platform.request('GET', '/queries/alice/labels', { token: aliceToken })).body.numberOfVersions).toBe(2);
       await h.screenshot(page, '08-saved-query');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('signs in from the keyboard alone; a service runs, goes out of sync after an import, and Sync brings it back', { timeout: 120_000 }, async () => {
+    await h.platform.createDataset('alice', 'served', 'private', aliceToken);
+    const importNt = async (nt: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([nt]), 'data.nt');
+      const res = await fetch(`${h.platform.url}/datasets/alice/served/jobs`, { method: 'POST', headers: { authorization: `Bearer ${aliceToken}` }, body: form });
+      expect((await waitForJob(h.platform, aliceToken, 'alice/served', ((await res.json()) as { jobId: string }).jobId)).status).toBe('finished');
+    };
+    await importNt('<https://example.org/a> <https://example.org/p> "1" .\n');
+    const { context, page } = await h.newPage();
+    try {
+      await page.goto(h.consoleUrl);
+      await page.getByLabel('Account name').waitFor(WAIT);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('alice');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('alice-password-123');
+      await page.keyboard.press('Enter');
+      await page.getByText('Signed in as alice').waitFor(WAIT);
+
+      await page.goto(`${h.consoleUrl}#/datasets/alice/served`);
+      await page.getByLabel('Service name').fill('sparql');
+      await page.getByLabel('Type').selectOption('jena');
+      await page.getByRole('button', { name: 'Create service' }).click();
+      await expect.poll(() => page.getByTestId('status-sparql').textContent(), { timeout: 60_000 }).toBe('running');
+      expect(await page.getByTestId('sync-sparql').textContent()).toBe('in sync');
+      await importNt('<https://example.org/b> <https://example.org/p> "2" .\n');
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await expect.poll(() => page.getByTestId('sync-sparql').textContent(), WAIT).toBe('out of sync');
+      await h.screenshot(page, '09-service-out-of-sync');
+      await page.getByRole('button', { name: 'Sync service sparql' }).click();
+      await expect.poll(() => page.getByTestId('sync-sparql').textContent(), { timeout: 60_000 }).toBe('in sync');
+      await expect.poll(() => page.getByTestId('status-sparql').textContent(), { timeout: 60_000 }).toBe('running');
+      const service = await h.platform.request('GET', '/datasets/alice/served/services/sparql', { token: aliceToken });
+      expect(service.body).toMatchObject({ status: 'running', outOfSync: false, numberOfLoadedStatements: 2 });
+      expect(await h.seriousViolations(page)).toEqual([]);
     } finally {
       await context.close();
     }

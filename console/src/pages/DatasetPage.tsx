@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { api, call, enc } from '../api';
 import { href } from '../router';
 import { ErrorLine, Section, useAction, useLoad } from '../ui';
@@ -33,6 +33,13 @@ export function DatasetPage({ account, dataset }: { account: string; dataset: st
   const services = useLoad(() => api<Service[]>('GET', `${base}/services`), [base]);
   const assets = useLoad(() => api<{ assetName: string; identifier: string; fileSize: number; versions: unknown[] }[]>('GET', `${base}/assets`), [base]);
   const refresh = () => (info.reload(), graphs.reload(), services.reload());
+  // Services starting or updating are polled until they settle.
+  const settling = (services.data ?? []).some((s) => s.status === 'starting' || s.status === 'updating');
+  useEffect(() => {
+    if (!settling) return;
+    const timer = setTimeout(services.reload, 1_000);
+    return () => clearTimeout(timer);
+  }, [settling, services.data, services.reload]);
 
   return (
     <>
@@ -236,10 +243,10 @@ function Services({ base, services, onChange }: { base: string; services: Servic
               <td>{s.name}</td>
               <td>{s.type}</td>
               <td>
-                {s.status}
+                <span data-testid={`status-${s.name}`}>{s.status}</span>
                 {s.error ? <span className="error"> {s.error}</span> : null}
               </td>
-              <td>{s.outOfSync ? 'out of sync' : 'in sync'}</td>
+              <td data-testid={`sync-${s.name}`}>{s.outOfSync ? 'out of sync' : 'in sync'}</td>
               <td className="actions">
                 {s.outOfSync ? (
                   <button type="button" onClick={() => void act(s, 'sync')} aria-label={`Sync service ${s.name}`}>
