@@ -141,6 +141,13 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
       expect(csv.split(/\r?\n/)[0]).toBe('s,label');
       expect(csv).toContain('https://example.org/thing/');
 
+      // A label column and a number column: the results can be shown as a chart.
+      await page.getByLabel('SPARQL query').fill('SELECT ?s (STRLEN(?label) AS ?length) WHERE { ?s <https://example.org/label> ?label } ORDER BY ?s LIMIT 8');
+      await page.getByRole('button', { name: 'Run query' }).click();
+      await page.getByRole('button', { name: 'Show chart' }).click();
+      await page.getByRole('img', { name: 'Bar chart of length by s' }).waitFor(WAIT);
+      await h.screenshot(page, '06b-query-chart');
+
       // A SPARQL syntax error is shown in the endpoint's own words.
       await page.getByLabel('SPARQL query').fill('SELECT WHERE {');
       await page.getByRole('button', { name: 'Run query' }).click();

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { call, enc } from '../api';
 import { href } from '../router';
 import { ErrorLine, useAction } from '../ui';
+import { BarChart, chartColumns } from './BarChart';
 
 interface Binding {
   type: string;
@@ -41,6 +42,8 @@ export default function QueryPage({ account, dataset }: { account: string; datas
     });
   };
   const vars = results?.head.vars ?? [];
+  const chart = results?.results ? chartColumns(vars, results.results.bindings) : undefined;
+  const [showChart, setShowChart] = useState(false);
   return (
     <>
       <h1>
@@ -81,6 +84,12 @@ export default function QueryPage({ account, dataset }: { account: string; datas
       {results?.results ? (
         <>
           <p role="status">{results.results.bindings.length} results</p>
+          {chart ? (
+            <button type="button" aria-pressed={showChart} onClick={() => setShowChart(!showChart)}>
+              {showChart ? 'Show table' : 'Show chart'}
+            </button>
+          ) : null}
+          {chart && showChart ? <BarChart rows={results.results.bindings} label={chart.label} value={chart.value} /> : null}
           <div className="scroll">
             <table data-testid="results">
               <thead>
