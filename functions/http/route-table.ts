@@ -197,6 +197,7 @@ const FLOW_ROUTES: RouteSpec[] = [
   route('GET', '/flows/runs', 'flows', 'listRuns'),
   route('GET', '/flows/runs/{run}', 'flows', 'getRun'),
   route('POST', '/flows/runs/{run}/abort', 'flows', 'abortRun'),
+  route('GET', '/flows/taskTypes', 'flows', 'listTaskTypes'),
   route('GET', '/flows/taskInstances', 'flows', 'listTaskInstances'),
   route('GET', '/flows/taskInstances/{task}/artifacts/{artifact}', 'flows', 'downloadArtifact'),
 ];

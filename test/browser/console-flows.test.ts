@@ -67,9 +67,13 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
       expect(await page.getByLabel('Flows enabled').isChecked()).toBe(true);
       const update = page.getByLabel('SPARQL update task enabled');
       expect(await update.isChecked()).toBe(false);
+      // The served task catalogue (public: anyone may read it) follows the switch.
+      const enabledUpdate = async () => ((await h.platform.request('GET', '/flows/taskTypes')).body as { type: string; enabled: boolean }[]).find((t) => t.type === 'sparqlUpdate')?.enabled;
+      expect(await enabledUpdate()).toBe(false);
       await update.click();
       await expect.poll(async () => (await h.platform.request('GET', '/admin/flows', { token: h.platform.adminToken })).body.sparqlUpdateTaskEnabled, WAIT).toBe(true);
       await expect.poll(() => update.isChecked(), WAIT).toBe(true);
+      expect(await enabledUpdate()).toBe(true);
       await h.screenshot(page, '10-admin-switches');
       // A user who is not the administrator sees the API's refusal in its own words.
       const refused = await h.platform.request('GET', '/admin/flows', { token: alice });
@@ -99,6 +103,11 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
       await page.getByRole('button', { name: 'Add preset' }).click();
       await flowForm.getByLabel('Preset values (name = value, one a line)', { exact: true }).fill('kind = report');
       await flowForm.getByLabel('Preset values (name = value, one a line)', { exact: true }).blur();
+
+      // The palette is the API's task catalogue.
+      const served = await h.platform.request('GET', '/flows/taskTypes');
+      expect(served.status).toBe(200);
+      await expect.poll(() => page.getByRole('complementary', { name: 'Task types' }).getByRole('button').count(), WAIT).toBe(served.body.length);
 
       // Three tasks: one dragged from the catalogue onto the canvas, two added from the keyboard.
       const canvas = page.getByTestId('canvas');

@@ -305,6 +305,7 @@ describe('flows, search, roles and tokens answer as the document says', () => {
     await call('POST', `/flows/runs/${run.body.id}/abort`, { token: t }); // 409: it has ended
     await call('GET', `/flows/runs?account=flower`, { token: t });
     await call('GET', `/flows/taskInstances?runId=${run.body.id}`, { token: t });
+    await call('GET', '/flows/taskTypes');
     await call('POST', `${F}/copy`, { headers: session, body: { id: 'linear-copy' } });
     await call('DELETE', `${F}/presets/nightly`, { headers: session });
     await call('DELETE', F, { headers: session });

@@ -17,11 +17,19 @@ import '@xyflow/react/dist/style.css';
 import { useCallback, useEffect, useMemo, useState, type DragEvent } from 'react';
 import { api, ApiError, call, enc, type Problem } from '../api';
 import { href } from '../router';
-import { ErrorLine, useAction } from '../ui';
-import { TASK_TYPES, typeInfo } from './catalogue';
+import { ErrorLine, useAction, useLoad } from '../ui';
+import { typeInfo } from './catalogue';
 import { FlowPanel, RunDialog, TaskForm, Versions } from './panels';
 import { RunPanel, type TaskInstance } from './RunPanel';
 import type { Definition, Task } from './types';
+
+interface ServedTaskType {
+  type: string;
+  title: string;
+  kind: 'control' | 'data';
+  mayRunLong: boolean;
+  enabled: boolean;
+}
 
 type TaskNodeData = { task: Task; problems: string[]; status?: string };
 type TaskNode = Node<TaskNodeData, 'task'>;
@@ -81,6 +89,8 @@ function Editor({ account, flow }: { account: string; flow: string }) {
   const [save, saveError, saving] = useAction();
   const [copy, copyError] = useAction();
   const flowApi = useReactFlow();
+  // The palette is the API's task catalogue; the forms come from ./catalogue (JSON for a type it does not know).
+  const catalogue = useLoad(() => api<ServedTaskType[]>('GET', '/flows/taskTypes'), []);
 
   const load = useCallback(async () => {
     try {
@@ -125,9 +135,10 @@ function Editor({ account, flow }: { account: string; flow: string }) {
 
   const addTask = (type: string, position?: { x: number; y: number }) => {
     if (!def) return;
-    const info = typeInfo(type)!;
+    const info = typeInfo(type);
+    const served = catalogue.data?.find((t) => t.type === type);
     const id = newTaskId(def, type);
-    change({ ...def, tasks: [...def.tasks, { id, label: info.title, type, settings: structuredClone(info.initial) }] });
+    change({ ...def, tasks: [...def.tasks, { id, label: served?.title ?? info?.title ?? type, type, settings: structuredClone(info?.initial ?? {}) }] });
     setPositions((p) => ({ ...p, [id]: position ?? { x: 40 + (def.tasks.length % 4) * 240, y: 40 + Math.floor(def.tasks.length / 4) * 140 } }));
     setSelected(id);
   };
@@ -245,11 +256,15 @@ function Editor({ account, flow }: { account: string; flow: string }) {
         <aside aria-label="Task types" className="palette">
           <h2>Task types</h2>
           <p className="hint">Drag onto the canvas, or press to add.</p>
-          {TASK_TYPES.map((t) => (
+          <ErrorLine error={catalogue.error} />
+          {(catalogue.data ?? []).map((t) => (
             <button
               key={t.type}
               type="button"
-              draggable
+              className={`palette-${t.kind}`}
+              disabled={!t.enabled}
+              title={t.enabled ? `${t.kind} task${t.mayRunLong ? '; may run long' : ''}` : 'Switched off by the administrator'}
+              draggable={t.enabled}
               onDragStart={(e) => {
                 e.dataTransfer.setData('application/x-ldp-task-type', t.type);
                 e.dataTransfer.effectAllowed = 'move';

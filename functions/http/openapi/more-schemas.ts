@@ -12,6 +12,10 @@ const ownerName = z.string().nullish();
 
 export const FlowSwitchesView = z.looseObject({ flowsEnabled: z.boolean() }).meta({ id: 'FlowSwitches' });
 
+export const TaskTypeView = z
+  .looseObject({ type: text, title: text, kind: z.enum(['control', 'data']), mayRunLong: z.boolean(), enabled: z.boolean() })
+  .meta({ id: 'TaskType' });
+
 export const FlowView = z
   .looseObject({
     id: text,

@@ -224,6 +224,10 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   termsEnum: { summary: 'Elasticsearch terms enumeration.', bodyMedia: ['application/json'], answers: { 200: ok(M.TermsEnumView, 'The terms.') } },
   searchMappings: { summary: "The search index's mappings.", answers: { 200: ok(M.MappingsView, 'The mappings.') } },
 
+  listTaskTypes: {
+    summary: 'The flow task types (the console builds its palette from them); "enabled" is false for the SPARQL update task while the administrator has it off.',
+    answers: { 200: ok(R.listOf(M.TaskTypeView), 'The task types.') },
+  },
   getFlowSwitches: { summary: 'Whether flows features are on (administrators).', answers: { 200: ok(M.FlowSwitchesView, 'The switches.') } },
   listFlows: { summary: "An account's flows.", answers: { 200: ok(R.listOf(M.FlowView), 'The flows.') } },
   createFlow: { summary: 'Creates a flow (console session).', bodyMedia: ['application/json', 'text/turtle'], answers: { 201: ok(M.FlowView, 'The flow (Location names it).') } },

@@ -44,3 +44,14 @@ export function taskTypeOf(type: string): TaskTypeDefinition | undefined {
 export function setsVariables(task: { type: string; settings: Record<string, unknown> }): boolean {
   return taskTypeOf(task.type)?.setsVariables?.(task.settings) ?? false;
 }
+
+/** The task types as the console shows them (GET /flows/taskTypes): the SPARQL update task only while the administrator allows it. */
+export function taskTypeList(switches: { sparqlUpdateTaskEnabled: boolean }): { type: TaskType; title: string; kind: 'control' | 'data'; mayRunLong: boolean; enabled: boolean }[] {
+  return Object.values(TASK_CATALOGUE).map((t) => ({
+    type: t.type,
+    title: t.title,
+    kind: t.kind,
+    mayRunLong: t.mayRunLong === true,
+    enabled: t.type !== 'sparqlUpdate' || switches.sparqlUpdateTaskEnabled,
+  }));
+}

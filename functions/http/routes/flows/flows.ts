@@ -5,6 +5,7 @@ import { parseRunFilters, RUN_FILTER_PARAMS } from './run-filters.js';
 import type { VisibleFlow } from '../../../domain/flows/blueprints/blueprint-service.js';
 import type { FlowRecord, FlowVersionRecord, RunRecord, TaskInstanceRecord } from '../../../domain/flows/records.js';
 import { flowFromTurtle, flowToTurtle } from '../../../domain/flows/blueprints/turtle.js';
+import { taskTypeList } from '../../../domain/flows/tasks/catalogue.js';
 import type { OperationContext, Operations } from '../../api.js';
 import { jsonResponse } from '../../errors.js';
 import { storedFileResponse } from '../../stored-files.js';
@@ -293,6 +294,11 @@ export const flowOperations: Operations = checkQueryParams({
   },
 
   /** On AWS a redirect to a short-lived S3 link; embedded, the bytes stream. */
+  /** The task catalogue the console builds its palette from (issue 17): public, like the spec's list of task types. */
+  async listTaskTypes(ctx) {
+    return jsonResponse(200, taskTypeList(await ctx.services.flows.getSwitches()));
+  },
+
   async downloadArtifact(ctx) {
     const { artifact, open } = await ctx.services.flowRuns.locateArtifact(ctx.caller, ctx.params.task!, ctx.params.artifact!);
     const file = { key: artifact.blobKey, fileName: artifact.fileName, contentType: artifact.contentType, size: artifact.size };
