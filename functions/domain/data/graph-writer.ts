@@ -1,10 +1,12 @@
 import { once } from 'node:events';
-import { createGzip, type Gzip } from 'node:zlib';
+import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
 import type { BlobInfo, BlobStore } from '../../ports/blob-store.js';
 import { LineSet } from '../../rdf/parse/line-set.js';
 
 /** Chunks handed to gzip: big enough that per-write overhead vanishes. */
 const CHUNK_CHARS = 256 * 1024;
+/** Bytes a writer queues for gzip before its caller waits. */
+const GZIP_QUEUE_BYTES = 768 * 1024;
 
 /**
  * Writes one graph blob: distinct canonical N-Triples lines, gzip-compressed, streamed to the
@@ -22,7 +24,10 @@ export class GraphBlobWriter {
     blobs: BlobStore,
     readonly blobKey: string,
   ) {
-    this.gzip = createGzip({ level: 1, memLevel: 6, windowBits: 14 });
+    // A few chunks may queue before a writer waits, so the parse worker and gzip (in libuv's thread pool) overlap.
+    // (zlib streams take stream options; ZlibOptions does not list them.)
+    const options: ZlibOptions & { highWaterMark: number } = { level: 1, memLevel: 6, windowBits: 14, highWaterMark: GZIP_QUEUE_BYTES };
+    this.gzip = createGzip(options);
     this.stored = blobs.put(blobKey, this.gzip, { contentType: 'application/n-triples' });
     // Surface a failed put at end(), not as an unhandled rejection now.
     this.stored.catch(() => {});

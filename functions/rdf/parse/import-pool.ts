@@ -13,7 +13,7 @@ import type { ImportWorkerError, ImportWorkerFile, ImportWorkerReply, ImportWork
 /** Resolved beside this module; in a bundle that is the asset's index.mjs, where the build put the entry. */
 const IMPORT_WORKER_URL = new URL('./import-worker.mjs', import.meta.url);
 /** Chunks sent ahead of the parser. */
-const WINDOW = 8;
+const WINDOW = 16;
 const MAX_IDLE = 1;
 const idle: Worker[] = [];
 const watched = new WeakSet<Worker>();
