@@ -5,7 +5,8 @@
  * query strings and headers but Host, which API Gateway needs to be its own), and `/console*` is
  * served from the bucket through Origin Access Control, cached, with the console's CSP. Deploy
  * with `-c publicApiUrl=https://<the distribution's domain>` so tokens, links and /info.consoleUrl
- * name the one site (README, "Deploy to AWS").
+ * name the one site (README, "Deploy to AWS"). The console stack is its own (bin/platform.ts), so the
+ * stateless stack's resources and functions stay as they are.
  */
 import { existsSync } from 'node:fs';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
