@@ -169,6 +169,17 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
       expect(csv.split(/\r?\n/)[0]).toBe('s,name');
       expect(csv).toContain('https://example.org/a,A');
 
+      // Every save is a version: History restores the first (an empty flow) as a new version, then the newest again.
+      await page.getByRole('button', { name: 'History' }).click();
+      await page.getByRole('button', { name: 'Restore version 1' }).click();
+      await expect.poll(async () => (await h.platform.request('GET', '/flows/blueprints/alice/report', { token: alice })).body.definition.tasks.length, WAIT).toBe(0);
+      await expect.poll(() => page.getByTestId('node-sparqlQuery1').count(), WAIT).toBe(0);
+      const versions = (await h.platform.request('GET', '/flows/blueprints/alice/report/versions', { token: alice })).body as { version: number }[];
+      const before = versions.length - 1;
+      await page.getByRole('button', { name: 'History' }).click();
+      await page.getByRole('button', { name: `Restore version ${before}` }).click();
+      await page.getByTestId('node-sparqlQuery1').waitFor(WAIT);
+
       // The overview shows the run as a traffic light.
       await page.getByRole('link', { name: 'Flows of alice' }).click();
       await page.getByRole('img', { name: /: finished$/ }).first().waitFor(WAIT);
@@ -200,6 +211,37 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
       const runs = await h.platform.request('GET', '/flows/runs?account=alice', { token: alice });
       expect(runs.body.find((r: { flowId: string }) => r.flowId === 'slow').status).toBe('aborted');
       await h.screenshot(page, '15-flow-run-stopped');
+
+      // The flow's runs page, with its schedules and hooks.
+      await page.getByRole('link', { name: 'Runs', exact: true }).last().click();
+      await page.getByRole('heading', { name: /^Runs of / }).waitFor(WAIT);
+      await page.getByText('aborted', { exact: true }).first().waitFor(WAIT);
+      await page.getByLabel('Schedule label').fill('nightly');
+      await page.getByLabel('Schedule time (HH:MM)').fill('02:30');
+      await page.getByLabel('Schedule time zone').fill('Europe/Amsterdam');
+      await page.getByRole('button', { name: 'Add schedule' }).click();
+      await page.getByRole('button', { name: /^Delete schedule / }).waitFor(WAIT);
+      await page.getByLabel('Hook label').fill('on import');
+      await page.getByLabel('Hook dataset account').fill('alice');
+      await page.getByLabel('Hook dataset name').fill('demo');
+      await page.getByRole('button', { name: 'Add hook' }).click();
+      await page.getByRole('button', { name: /^Delete hook / }).waitFor(WAIT);
+      const schedules = await h.platform.request('GET', '/flows/blueprints/alice/slow/schedules', { token: alice });
+      expect(schedules.body).toHaveLength(1);
+      expect(schedules.body[0]).toMatchObject({ label: 'nightly', timeZone: 'Europe/Amsterdam', enabled: true });
+      const hooks = await h.platform.request('GET', '/flows/blueprints/alice/slow/hooks', { token: alice });
+      expect(hooks.body).toHaveLength(1);
+      // A bad time zone is refused in the API's words.
+      await page.getByLabel('Schedule time zone').fill('Mars/Olympus');
+      await page.getByRole('button', { name: 'Add schedule' }).click();
+      const refused = await h.platform.request('POST', '/flows/blueprints/alice/slow/schedules', {
+        headers: await consoleSession(h.platform, 'alice'),
+        body: { label: 'nightly', recurrence: { every: 'day', at: '02:30' }, timeZone: 'Mars/Olympus', enabled: true },
+      });
+      expect(refused.status).toBe(400);
+      await expect.poll(() => page.getByRole('alert').first().textContent(), WAIT).toBe(refused.body.message);
+      await h.screenshot(page, '17-flow-runs-schedules-hooks');
+      expect(await h.seriousViolations(page)).toEqual([]);
     } finally {
       await context.close();
     }

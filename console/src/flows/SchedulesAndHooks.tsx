@@ -22,6 +22,8 @@ interface Hook {
 export function SchedulesAndHooks({ base }: { base: string }) {
   const schedules = useLoad(() => api<Schedule[]>('GET', `${base}/schedules`), [base]);
   const hooks = useLoad(() => api<Hook[]>('GET', `${base}/hooks`), [base]);
+  const [scheduleLabel, setScheduleLabel] = useState('');
+  const [hookLabel, setHookLabel] = useState('');
   const [every, setEvery] = useState('day');
   const [at, setAt] = useState('02:30');
   const [timeZone, setTimeZone] = useState(Intl.DateTimeFormat().resolvedOptions().timeZone);
@@ -36,11 +38,15 @@ export function SchedulesAndHooks({ base }: { base: string }) {
         className="row"
         onSubmit={(e) => {
           e.preventDefault();
-          void run(async () => (await api('POST', `${base}/schedules`, { body: { recurrence: { every, at }, timeZone, enabled: true } }), schedules.reload()));
+          void run(async () => (await api('POST', `${base}/schedules`, { body: { label: scheduleLabel, recurrence: { every, at }, timeZone, enabled: true } }), schedules.reload()));
         }}
       >
         <label>
-          Every
+          Schedule label
+          <input value={scheduleLabel} onChange={(e) => setScheduleLabel(e.target.value)} required />
+        </label>
+        <label>
+          Run every
           <select value={every} onChange={(e) => setEvery(e.target.value)}>
             <option>hour</option>
             <option>day</option>
@@ -49,11 +55,11 @@ export function SchedulesAndHooks({ base }: { base: string }) {
           </select>
         </label>
         <label>
-          At
+          Schedule time (HH:MM)
           <input value={at} onChange={(e) => setAt(e.target.value)} />
         </label>
         <label>
-          Time zone
+          Schedule time zone
           <input value={timeZone} onChange={(e) => setTimeZone(e.target.value)} />
         </label>
         <button type="submit" disabled={busy}>
@@ -80,11 +86,15 @@ export function SchedulesAndHooks({ base }: { base: string }) {
         className="row"
         onSubmit={(e) => {
           e.preventDefault();
-          void run(async () => (await api('POST', `${base}/hooks`, { body: { type: hookType, dataset: { account: hookAccount, dataset: hookDataset }, enabled: true } }), hooks.reload()));
+          void run(async () => (await api('POST', `${base}/hooks`, { body: { label: hookLabel, type: hookType, dataset: { account: hookAccount, dataset: hookDataset }, enabled: true } }), hooks.reload()));
         }}
       >
         <label>
-          When
+          Hook label
+          <input value={hookLabel} onChange={(e) => setHookLabel(e.target.value)} required />
+        </label>
+        <label>
+          Hook runs the flow when
           <select value={hookType} onChange={(e) => setHookType(e.target.value)}>
             <option value="dataUpload">data is imported</option>
             <option value="assetUpload">an asset is uploaded</option>
