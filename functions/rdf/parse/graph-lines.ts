@@ -1,7 +1,9 @@
 /**
  * What an import makes of parsed statements: per graph name, its distinct canonical N-Triples
- * lines (`s p o .\n`), handed on in chunks of about CHUNK_CHARS as UTF-8 bytes. Runs in the
- * import's parse worker (import-worker.ts); pure computation.
+ * lines (`s p o .\n`), handed on in chunks as UTF-8 bytes. Two stages, so that they can run in
+ * two threads (import-worker.ts): GraphTextSorter sorts statements into graphs as text (which the
+ * caller encodes), DistinctLines drops the lines a graph already holds.
+ * GraphLineSorter is both in one. Pure computation.
  */
 import { ntIriValue, type NtQuad } from '../nt.js';
 import { LineSet } from './line-set.js';
@@ -17,27 +19,25 @@ export class GraphLimitError extends Error {
   }
 }
 
-interface GraphLines {
+interface GraphText {
   readonly name: string;
-  readonly lines: LineSet;
   pending: string;
 }
 
 /**
- * Sorts statements into their graphs, drops the lines a graph already holds and hands on each
- * graph's new lines. `defaultGraphName` names the graph of default-graph statements and is the
- * base of graphs named by blank nodes (`<default>/<label>`).
+ * Stage one: sorts statements into their graphs as canonical lines of text, handed on per graph
+ * in chunks of about CHUNK_CHARS. `defaultGraphName` names the graph of default-graph statements
+ * and is the base of graphs named by blank nodes (`<default>/<label>`).
  */
-export class GraphLineSorter {
-  private readonly graphs = new Map<string, GraphLines>();
-  private readonly encoder = new TextEncoder();
+export class GraphTextSorter {
+  private readonly graphs = new Map<string, GraphText>();
   private lastTerm: string | null | undefined;
-  private last: GraphLines | undefined;
+  private last: GraphText | undefined;
 
   constructor(
     private readonly defaultGraphName: string,
     private readonly maxGraphs: number,
-    private readonly emit: (graphName: string, bytes: Uint8Array, lines: number) => void,
+    private readonly emit: (graphName: string, text: string) => void,
   ) {}
 
   /** The graph name statements with graph term `term` go to. */
@@ -46,14 +46,14 @@ export class GraphLineSorter {
     return term.startsWith('<') ? ntIriValue(term) : `${this.defaultGraphName}/${term.slice(2)}`;
   }
 
-  private graphFor(term: string | null): GraphLines {
+  private graphFor(term: string | null): GraphText {
     // Quads of one graph usually come in runs: keep the last graph at hand.
     if (term === this.lastTerm && this.last) return this.last;
     const name = this.graphNameOf(term);
     let graph = this.graphs.get(name);
     if (!graph) {
       if (this.graphs.size >= this.maxGraphs) throw new GraphLimitError(this.maxGraphs);
-      graph = { name, lines: new LineSet(), pending: '' };
+      graph = { name, pending: '' };
       this.graphs.set(name, graph);
     }
     this.lastTerm = term;
@@ -65,17 +65,34 @@ export class GraphLineSorter {
     for (let i = 0; i < batch.length; i++) {
       const q = batch[i]!;
       const graph = this.graphFor(q.graph);
-      // Lines are collected as text and checked for duplicates as UTF-8 bytes, a chunk at a time.
       graph.pending += `${q.subject} ${q.predicate} ${q.object} .\n`;
       if (graph.pending.length >= CHUNK_CHARS) this.hand(graph);
     }
   }
 
-  /** Encodes the graph's pending lines, drops those it already holds, hands on the rest. */
-  private hand(graph: GraphLines): void {
+  private hand(graph: GraphText): void {
     if (graph.pending.length === 0) return;
-    const bytes = this.encoder.encode(graph.pending);
+    const text = graph.pending;
     graph.pending = '';
+    this.emit(graph.name, text);
+  }
+
+  /** Hands on every graph's remaining text; the graph names in the order they first appeared. */
+  finish(): string[] {
+    for (const graph of this.graphs.values()) this.hand(graph);
+    return [...this.graphs.keys()];
+  }
+}
+
+/** Stage two: each graph's lines (UTF-8 bytes of complete lines), less those the graph already holds. */
+export class DistinctLines {
+  private readonly graphs = new Map<string, LineSet>();
+
+  constructor(private readonly emit: (graphName: string, bytes: Uint8Array, lines: number) => void) {}
+
+  push(graphName: string, bytes: Uint8Array): void {
+    let lineSet = this.graphs.get(graphName);
+    if (!lineSet) this.graphs.set(graphName, (lineSet = new LineSet()));
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     // Kept ranges; one range (the whole chunk) unless there were duplicates.
     const kept: [number, number][] = [];
@@ -83,7 +100,7 @@ export class GraphLineSorter {
     let lines = 0;
     for (let start = 0; start < bytes.length; ) {
       const end = bytes.indexOf(10, start);
-      if (graph.lines.addBytes(bytes, view, start, end)) lines++;
+      if (lineSet.addBytes(bytes, view, start, end)) lines++;
       else {
         if (start > keptFrom) kept.push([keptFrom, start]);
         keptFrom = end + 1;
@@ -91,7 +108,7 @@ export class GraphLineSorter {
       start = end + 1;
     }
     if (lines === 0) return;
-    if (keptFrom === 0) return this.emit(graph.name, bytes, lines);
+    if (keptFrom === 0) return this.emit(graphName, bytes, lines);
     if (keptFrom < bytes.length) kept.push([keptFrom, bytes.length]);
     const out = new Uint8Array(kept.reduce((n, [from, to]) => n + to - from, 0));
     let at = 0;
@@ -99,16 +116,32 @@ export class GraphLineSorter {
       out.set(bytes.subarray(from, to), at);
       at += to - from;
     }
-    this.emit(graph.name, out, lines);
+    this.emit(graphName, out, lines);
   }
 
-  /** Hands on every graph's remaining lines; the distinct statements of each graph. */
+  /** The distinct statements of each graph of `order` (the graph names in their order). */
+  counts(order: readonly string[]): Map<string, number> {
+    return new Map(order.map((name) => [name, this.graphs.get(name)?.size ?? 0]));
+  }
+}
+
+/** Both stages in one thread. */
+export class GraphLineSorter {
+  private readonly distinct: DistinctLines;
+  private readonly sorter: GraphTextSorter;
+
+  constructor(defaultGraphName: string, maxGraphs: number, emit: (graphName: string, bytes: Uint8Array, lines: number) => void) {
+    this.distinct = new DistinctLines(emit);
+    const encoder = new TextEncoder();
+    this.sorter = new GraphTextSorter(defaultGraphName, maxGraphs, (graphName, text) => this.distinct.push(graphName, encoder.encode(text)));
+  }
+
+  add(batch: readonly NtQuad[]): void {
+    this.sorter.add(batch);
+  }
+
+  /** Hands on every graph's remaining lines; the distinct statements per graph, in order of appearance. */
   finish(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const graph of this.graphs.values()) {
-      this.hand(graph);
-      counts.set(graph.name, graph.lines.size);
-    }
-    return counts;
+    return this.distinct.counts(this.sorter.finish());
   }
 }

@@ -1,11 +1,12 @@
 /**
- * The main thread's side of the import's parse worker (import-worker.ts): one worker per running
- * import, kept idle for the next one after a clean run. The parent streams each file's bytes to
- * the worker a few chunks ahead (so the worker never waits and memory stays flat) and receives
- * each graph's distinct canonical lines, which it writes (gzip, blob store) as they come; that
- * writing paces the worker, since no new chunk goes out before the lines of earlier ones are written.
+ * The main thread's side of an import's worker threads (import-worker.ts): a parse worker and a
+ * distinct-lines worker per running import, connected by a message channel, kept idle for the next
+ * import after a clean run. The parent streams each file's bytes to the parse worker a few chunks
+ * ahead (so it never waits and memory stays flat) and receives each graph's distinct canonical
+ * lines from the other, which it writes (gzip, blob store) as they come; that writing paces the
+ * workers, since no new chunk goes out before the lines of earlier ones are written.
  */
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import { RdfSyntaxError } from './errors.js';
 import { GraphLimitError } from './graph-lines.js';
 import type { ImportWorkerError, ImportWorkerFile, ImportWorkerReply, ImportWorkerRequest } from './import-protocol.js';
@@ -14,7 +15,7 @@ import type { ImportWorkerError, ImportWorkerFile, ImportWorkerReply, ImportWork
 const IMPORT_WORKER_URL = new URL('./import-worker.mjs', import.meta.url);
 /** Chunks sent ahead of the parser. */
 const WINDOW = 16;
-const MAX_IDLE = 1;
+const MAX_IDLE = 2;
 const idle: Worker[] = [];
 const watched = new WeakSet<Worker>();
 
@@ -33,9 +34,16 @@ function toError(e: ImportWorkerError): Error {
   return error;
 }
 
-/** One import's parse worker. */
+function takeWorker(): Worker {
+  let worker = idle.pop();
+  while (worker && worker.threadId < 0) worker = idle.pop();
+  return worker ?? new Worker(IMPORT_WORKER_URL);
+}
+
+/** One import's worker threads. */
 export class ImportParser {
-  private readonly worker: Worker;
+  /** The parse worker, then the distinct-lines worker. */
+  private readonly workers: [Worker, Worker];
   /** Replies are handled one after the other (a write may have to drain first). */
   private chain: Promise<void> = Promise.resolve();
   private failure: Error | null = null;
@@ -46,24 +54,27 @@ export class ImportParser {
   private readonly onMessage = (reply: ImportWorkerReply) => {
     this.chain = this.chain.then(() => this.handle(reply)).catch((e: unknown) => this.fail(e as Error));
   };
-  private readonly onError = (e: Error) => this.fail(new Error(`the import's parse worker failed: ${e.message}`));
-  private readonly onExit = (code: number) => this.fail(new Error(`the import's parse worker exited with code ${code}`));
+  private readonly onError = (e: Error) => this.fail(new Error(`an import worker thread failed: ${e.message}`));
+  private readonly onExit = (code: number) => this.fail(new Error(`an import worker thread exited with code ${code}`));
 
   constructor(
     defaultGraphName: string,
     maxGraphs: number,
     private readonly callbacks: ImportParseCallbacks,
   ) {
-    let worker = idle.pop();
-    while (worker && worker.threadId < 0) worker = idle.pop();
-    this.worker = worker ?? new Worker(IMPORT_WORKER_URL);
-    this.worker.ref();
-    this.worker.on('message', this.onMessage).on('error', this.onError).on('exit', this.onExit);
-    this.post({ type: 'begin', defaultGraphName, maxGraphs });
+    this.workers = [takeWorker(), takeWorker()];
+    for (const worker of this.workers) {
+      worker.ref();
+      worker.on('message', this.onMessage).on('error', this.onError).on('exit', this.onExit);
+    }
+    const { port1, port2 } = new MessageChannel();
+    this.workers[0].postMessage({ type: 'begin', role: 'parse', defaultGraphName, maxGraphs, port: port1 } satisfies ImportWorkerRequest, [port1]);
+    this.workers[1].postMessage({ type: 'begin', role: 'distinct', port: port2 } satisfies ImportWorkerRequest, [port2]);
   }
 
+  /** To the parse worker. */
   private post(request: ImportWorkerRequest, transfer: ArrayBuffer[] = []): void {
-    this.worker.postMessage(request, transfer);
+    this.workers[0].postMessage(request, transfer);
   }
 
   private async handle(reply: ImportWorkerReply): Promise<void> {
@@ -144,23 +155,24 @@ export class ImportParser {
   close(clean: boolean): void {
     if (this.closed) return;
     this.closed = true;
-    this.worker.off('message', this.onMessage).off('error', this.onError).off('exit', this.onExit);
-    if (clean && !this.failure && idle.length < MAX_IDLE) {
-      const worker = this.worker;
-      worker.unref();
-      idle.push(worker);
-      // An idle worker that fails leaves the pool (one listener per worker, however often reused).
-      if (!watched.has(worker)) {
-        watched.add(worker);
-        const drop = () => {
-          const i = idle.indexOf(worker);
-          if (i >= 0) idle.splice(i, 1);
-        };
-        worker.on('error', drop).on('exit', drop);
+    for (const worker of this.workers) {
+      worker.off('message', this.onMessage).off('error', this.onError).off('exit', this.onExit);
+      if (clean && !this.failure && idle.length < MAX_IDLE) {
+        worker.unref();
+        idle.push(worker);
+        // An idle worker that fails leaves the pool (one listener per worker, however often reused).
+        if (!watched.has(worker)) {
+          watched.add(worker);
+          const drop = () => {
+            const i = idle.indexOf(worker);
+            if (i >= 0) idle.splice(i, 1);
+          };
+          worker.on('error', drop).on('exit', drop);
+        }
+      } else {
+        worker.on('error', () => undefined);
+        void worker.terminate();
       }
-    } else {
-      this.worker.on('error', () => undefined);
-      void this.worker.terminate();
     }
   }
 }

@@ -1,16 +1,18 @@
 /**
- * The import's parse worker (a worker thread, started through import-worker.mjs by
- * import-pool.ts): parses the files of one import job, sorts the statements into graphs and drops
- * duplicates (graph-lines.ts), and hands each graph's new canonical lines back as UTF-8 bytes, so
- * the main thread keeps to I/O (reading the upload, gzip, storing blobs) and answering requests.
+ * An import's worker threads (started through import-worker.mjs by import-pool.ts), two per
+ * running import, one per core: the parse worker parses the job's files and sorts the statements
+ * into graphs as canonical lines, encoded as UTF-8 (GraphTextSorter); the distinct-lines worker
+ * drops the lines each graph already holds (DistinctLines), and hands the new lines to the
+ * main thread as UTF-8 bytes. So parsing and de-duplication overlap, and the main thread keeps to
+ * I/O (reading the upload, gzip, storing blobs) and answering requests.
  *
  * The messages are described in import-protocol.ts.
  */
-import { parentPort } from 'node:worker_threads';
+import { type MessagePort, parentPort } from 'node:worker_threads';
 import { formatByName } from '../formats.js';
 import { parseRdf, RdfSyntaxError } from '../parse.js';
-import { GraphLimitError, GraphLineSorter } from './graph-lines.js';
-import type { ImportWorkerError, ImportWorkerFile, ImportWorkerReply, ImportWorkerRequest } from './import-protocol.js';
+import { DistinctLines, GraphLimitError, GraphTextSorter } from './graph-lines.js';
+import type { ImportStageMessage, ImportWorkerError, ImportWorkerFile, ImportWorkerReply, ImportWorkerRequest } from './import-protocol.js';
 
 function describeError(e: unknown): ImportWorkerError {
   if (e instanceof RdfSyntaxError) {
@@ -53,13 +55,23 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
   }
 }
 
+/** Texts the parse worker keeps ahead of the distinct-lines worker. */
+const TEXTS_AHEAD = 8;
+
 const port = parentPort;
 if (port) {
-  let sorter: GraphLineSorter | null = null;
+  let role: 'parse' | 'distinct' | null = null;
+  let stage: MessagePort | null = null;
+  let sorter: GraphTextSorter | null = null;
+  let distinct: DistinctLines | null = null;
   let queue: ChunkQueue | null = null;
   let failed = false;
   let parsed = 0;
+  let ahead = 0;
+  let tookWaiter: (() => void) | null = null;
   const post = (reply: ImportWorkerReply, transfer?: ArrayBuffer[]) => port.postMessage(reply, transfer ?? []);
+  const toStage = (message: ImportStageMessage, transfer: ArrayBuffer[] = []) => stage?.postMessage(message, transfer);
+  const encoder = new TextEncoder();
   const fail = (e: unknown) => {
     if (failed) return;
     failed = true;
@@ -76,6 +88,7 @@ if (port) {
         sorter!.add(batch);
         statements += batch.length;
         parsed += batch.length;
+        while (ahead > TEXTS_AHEAD && !failed) await new Promise<void>((resolve) => (tookWaiter = resolve));
       }
       if (!failed) post({ type: 'fileDone', statements });
     } catch (e) {
@@ -83,17 +96,53 @@ if (port) {
     }
   };
 
-  port.on('message', (m: ImportWorkerRequest) => {
-    if (m.type === 'begin') {
-      failed = false;
-      parsed = 0;
-      queue = null;
-      sorter = new GraphLineSorter(m.defaultGraphName, m.maxGraphs, (graphName, bytes, lines) =>
-        post({ type: 'lines', graphName, bytes, lines }, [bytes.buffer as ArrayBuffer]),
-      );
+  const onStage = (m: ImportStageMessage) => {
+    if (m.type === 'took') {
+      ahead--;
+      const wake = tookWaiter;
+      tookWaiter = null;
+      wake?.();
       return;
     }
-    if (failed || !sorter) return;
+    if (failed || !distinct) return;
+    try {
+      if (m.type === 'lines') {
+        distinct.push(m.graphName, m.bytes);
+        toStage({ type: 'took' });
+      } else {
+        post({ type: 'counts', counts: [...distinct.counts(m.order)] });
+        distinct = null;
+      }
+    } catch (e) {
+      fail(e);
+    }
+  };
+
+  port.on('message', (m: ImportWorkerRequest) => {
+    if (m.type === 'begin') {
+      stage?.close();
+      failed = false;
+      parsed = 0;
+      ahead = 0;
+      queue = null;
+      role = m.role;
+      stage = m.port;
+      stage.on('message', onStage);
+      if (m.role === 'parse') {
+        distinct = null;
+        // Bytes cross to the other worker without a copy (a string would be copied, costing about as much as encoding it).
+        sorter = new GraphTextSorter(m.defaultGraphName, m.maxGraphs, (graphName, text) => {
+          ahead++;
+          const bytes = encoder.encode(text);
+          toStage({ type: 'lines', graphName, bytes }, [bytes.buffer as ArrayBuffer]);
+        });
+      } else {
+        sorter = null;
+        distinct = new DistinctLines((graphName, bytes, lines) => post({ type: 'lines', graphName, bytes, lines }, [bytes.buffer as ArrayBuffer]));
+      }
+      return;
+    }
+    if (failed || role !== 'parse' || !sorter) return;
     switch (m.type) {
       case 'file': {
         const input = new ChunkQueue(() => {
@@ -113,7 +162,7 @@ if (port) {
         return;
       case 'finish':
         try {
-          post({ type: 'counts', counts: [...sorter.finish()] });
+          toStage({ type: 'finish', order: sorter.finish() });
         } catch (e) {
           fail(e);
         }
