@@ -285,7 +285,7 @@ export async function benchImportExport(platform: RunningPlatform, options: Impo
     // Where an import's work goes, stage by stage (one thread, in this process).
     for (const [format, file, , label] of imports) {
       const { seconds } = await importStages(file, format);
-      log(`import stages, ${label} (shares of the work, one thread in this process; on the platform parse to de-duplication run in the import worker, gzip in the thread pool): ${formatShares(seconds)}`);
+      log(`import stages, ${label} (shares of the work, one thread in this process; on the platform parse to encoding run in the parse worker, hashing and de-duplication in a second worker, gzip in the thread pool): ${formatShares(seconds)}`);
     }
 
     // Export the dataset imported from N-Triples.

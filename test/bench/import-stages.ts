@@ -8,8 +8,9 @@
  *   de-duplication        LineSet.addBytes (hashing and the table) less hashing
  *   gzip                  gzip level 1, as GraphBlobWriter
  *   storage               writing the gzip bytes to a file
- * In the platform, parse through de-duplication run in the import's worker thread, gzip in libuv's
- * thread pool and storage on the main thread, so they overlap; the shares say where the work is.
+ * In the platform, parse to UTF-8 encoding run in the import's parse worker, hashing and
+ * de-duplication in its distinct-lines worker, gzip in libuv's thread pool and storage on the main
+ * thread, so they overlap; the shares say where the work is.
  */
 import { closeSync, createReadStream, openSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
