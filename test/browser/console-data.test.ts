@@ -128,6 +128,16 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
       await page.getByRole('button', { name: 'Save name' }).click();
       await page.getByText('https://example.org/graphs/things', { exact: true }).waitFor(WAIT);
       await h.screenshot(page, '05-dataset-graphs');
+      // The import's job is listed, finished, with its statements.
+      await page.getByTestId('jobs').getByText('finished').waitFor(WAIT);
+
+      // The resource browser: one resource's statements; an IRI opens its own description.
+      await page.getByLabel('Resource IRI').fill('https://example.org/thing/1');
+      await page.getByRole('button', { name: 'Describe' }).click();
+      await page.getByTestId('describe').getByText('"Thing number 1 of the six megabyte test file"').waitFor(WAIT);
+      await page.getByTestId('describe').getByRole('button', { name: 'https://example.org/label' }).click();
+      await page.getByText('Nothing is said about this resource.').waitFor(WAIT);
+      expect(await page.getByLabel('Resource IRI').inputValue()).toBe('https://example.org/label');
 
       // Query, see the table, download the CSV.
       await page.getByRole('link', { name: 'Query this dataset' }).click();

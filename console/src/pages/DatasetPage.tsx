@@ -32,6 +32,7 @@ export function DatasetPage({ account, dataset }: { account: string; dataset: st
   const graphs = useLoad(() => api<Graph[]>('GET', `${base}/graphs`), [base]);
   const services = useLoad(() => api<Service[]>('GET', `${base}/services`), [base]);
   const assets = useLoad(() => api<{ assetName: string; identifier: string; fileSize: number; versions: unknown[] }[]>('GET', `${base}/assets`), [base]);
+  const [jobsKey, setJobsKey] = useState(0);
   const refresh = () => (info.reload(), graphs.reload(), services.reload());
   // Services starting or updating are polled until they settle.
   const settling = (services.data ?? []).some((s) => s.status === 'starting' || s.status === 'updating');
@@ -54,7 +55,8 @@ export function DatasetPage({ account, dataset }: { account: string; dataset: st
         </p>
       ) : null}
       <Section title="Upload data">
-        <Upload base={base} onImported={refresh} />
+        <Upload base={base} onImported={() => (refresh(), setJobsKey((k) => k + 1))} />
+        <Jobs base={base} reloadKey={jobsKey} />
       </Section>
       <Section title="Assets">
         <Upload base={base} kind="asset" onImported={assets.reload} />
@@ -163,20 +165,38 @@ function GraphTable({ base, graphs, onChange }: { base: string; graphs: Graph[];
   );
 }
 
+/** One N-Triples line as subject, predicate, object (terms as written). */
+const TRIPLE = /^(<[^>]*>|_:\S+)\s+(<[^>]*>)\s+(.*?)\s*\.\s*$/;
+
+/** A linked-data browser for one resource: its description as a table; IRIs open their own description. */
 function Describe({ base }: { base: string }) {
   const [resource, setResource] = useState('');
-  const [text, setText] = useState<string>();
+  const [triples, setTriples] = useState<string[][]>();
   const [run, error, busy] = useAction();
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const describe = (iri: string) =>
     void run(async () => {
-      const res = await call('GET', `${base}/describe?resource=${enc(resource)}`, { headers: { accept: 'text/turtle' } });
-      setText(await res.text());
+      setResource(iri);
+      const res = await call('GET', `${base}/describe?resource=${enc(iri)}`, { headers: { accept: 'application/n-triples' } });
+      const lines = (await res.text()).split('\n').map((l) => TRIPLE.exec(l)).filter((m): m is RegExpExecArray => m !== null);
+      setTriples(lines.map((m) => [m[1]!, m[2]!, m[3]!]));
     });
-  };
+  const term = (t: string) =>
+    t.startsWith('<') ? (
+      <button type="button" className="link" onClick={() => describe(t.slice(1, -1))}>
+        {t.slice(1, -1)}
+      </button>
+    ) : (
+      <span>{t}</span>
+    );
   return (
     <>
-      <form onSubmit={submit} className="row">
+      <form
+        onSubmit={(e: FormEvent) => {
+          e.preventDefault();
+          describe(resource);
+        }}
+        className="row"
+      >
         <label>
           Resource IRI
           <input type="url" value={resource} onChange={(e) => setResource(e.target.value)} required placeholder="https://example.org/thing" />
@@ -186,8 +206,73 @@ function Describe({ base }: { base: string }) {
         </button>
       </form>
       <ErrorLine error={error} />
-      {text !== undefined ? <pre className="describe">{text || '(nothing is said about this resource)'}</pre> : null}
+      {triples ? (
+        triples.length === 0 ? (
+          <p>Nothing is said about this resource.</p>
+        ) : (
+          <table data-testid="describe">
+            <thead>
+              <tr>
+                <th>Subject</th>
+                <th>Predicate</th>
+                <th>Object</th>
+              </tr>
+            </thead>
+            <tbody>
+              {triples.map(([s, p, o], i) => (
+                <tr key={i}>
+                  <td>{term(s!)}</td>
+                  <td>{term(p!)}</td>
+                  <td>{term(o!)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      ) : null}
     </>
+  );
+}
+
+/** The dataset's import jobs with their progress, polled while any of them goes on. */
+function Jobs({ base, reloadKey }: { base: string; reloadKey: number }) {
+  const jobs = useLoad(
+    () => api<{ jobId: string; status: string; createdAt: string; indexingProgress?: number; numberOfStatements?: number; files: { fileName: string }[] }[]>('GET', `${base}/jobs`),
+    [base, reloadKey],
+  );
+  const going = (jobs.data ?? []).some((j) => !['finished', 'error', 'canceled', 'created'].includes(j.status));
+  useEffect(() => {
+    if (!going) return;
+    const timer = setTimeout(jobs.reload, 1_000);
+    return () => clearTimeout(timer);
+  }, [going, jobs.data, jobs.reload]);
+  if (!jobs.data?.length) return <ErrorLine error={jobs.error} />;
+  return (
+    <table data-testid="jobs">
+      <thead>
+        <tr>
+          <th>Job</th>
+          <th>Files</th>
+          <th>Status</th>
+          <th>Statements</th>
+        </tr>
+      </thead>
+      <tbody>
+        {jobs.data.map((j) => (
+          <tr key={j.jobId}>
+            <td>{new Date(j.createdAt).toLocaleString()}</td>
+            <td>{j.files.map((f) => f.fileName).join(', ')}</td>
+            <td>
+              {j.status}
+              {j.status === 'indexing' && j.indexingProgress !== undefined ? (
+                <progress max={1} value={j.indexingProgress} aria-label={`Import progress of ${j.files.map((f) => f.fileName).join(', ')}`} />
+              ) : null}
+            </td>
+            <td>{j.numberOfStatements ?? 0}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
