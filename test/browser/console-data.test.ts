@@ -37,7 +37,7 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
     await rm(bigFile, { force: true });
   });
 
-  it('serves the console at /console with its CSP, and /info points there', async () => {
+  it('serves the console at /console with its CSP, and /info points there', { timeout: 120_000 }, async () => {
     const res = await fetch(h.consoleUrl, { headers: { 'accept-encoding': 'br' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
@@ -52,7 +52,7 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
     expect((await fetch(`${h.platform.url}/nothing-here`)).status).toBe(404);
   });
 
-  it('signs in (a wrong password shows the API error), switches email and manages tokens, signs out', async () => {
+  it('signs in (a wrong password shows the API error), switches email and manages tokens, signs out', { timeout: 120_000 }, async () => {
     const { context, page } = await h.newPage();
     try {
       await page.goto(h.consoleUrl);
@@ -216,7 +216,7 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
     }
   });
 
-  it('manages an organisation: members, their roles and a custom role; a saved query with versions', async () => {
+  it('manages an organisation: members, their roles and a custom role; a saved query with versions', { timeout: 120_000 }, async () => {
     const { context, page } = await h.newPage();
     try {
       await h.signIn(page, 'alice');
@@ -301,7 +301,7 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
     }
   });
 
-  it("does not show another user's private dataset: the API's 404 is shown", async () => {
+  it("does not show another user's private dataset: the API's 404 is shown", { timeout: 120_000 }, async () => {
     const { context, page } = await h.newPage();
     try {
       await h.signIn(page, 'bob');

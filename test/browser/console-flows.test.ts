@@ -58,7 +58,7 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
     await h?.stop();
   });
 
-  it("the administrator's switches: the SPARQL update task on", async () => {
+  it("the administrator's switches: the SPARQL update task on", { timeout: 120_000 }, async () => {
     const { context, page } = await h.newPage();
     try {
       await h.signIn(page, 'admin', TestPlatform.ADMIN_PASSWORD);
@@ -190,7 +190,7 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
     }
   });
 
-  it('stops a long run from the console', async () => {
+  it('stops a long run from the console', { timeout: 120_000 }, async () => {
     const session = await consoleSession(h.platform, 'alice');
     await createFlow(h.platform, 'alice', session, {
       id: 'slow',
@@ -247,7 +247,7 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
     }
   });
 
-  it('copies a flow as Turtle and pastes it into another account', async () => {
+  it('copies a flow as Turtle and pastes it into another account', { timeout: 120_000 }, async () => {
     const { context, page } = await h.newPage();
     let turtle: string;
     try {

@@ -26,7 +26,7 @@ export function browserAvailable(): boolean {
 }
 
 /** Short bounded waits: a busy 2-core machine is slow, but never this slow. */
-export const WAIT = { timeout: 20_000 };
+export const WAIT = { timeout: 30_000 };
 
 export class ConsoleHarness {
   private constructor(
