@@ -3,6 +3,7 @@ import { call, enc } from '../api';
 import { href } from '../router';
 import { ErrorLine, useAction } from '../ui';
 import { BarChart, chartColumns } from './BarChart';
+import { SparqlEditor } from './SparqlEditor';
 
 interface Binding {
   type: string;
@@ -50,23 +51,12 @@ export default function QueryPage({ account, dataset }: { account: string; datas
         Query <a href={href('datasets', account, dataset)}>{`${account}/${dataset}`}</a>
       </h1>
       <form onSubmit={submit}>
-        <label htmlFor="sparql-editor">SPARQL query</label>
-        <textarea
-          id="sparql-editor"
-          className="editor"
-          spellCheck={false}
-          rows={10}
-          value={query}
-          onChange={(e) => setQuery(e.target.value)}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) submit();
-          }}
-        />
+        <SparqlEditor label="SPARQL query" value={query} onChange={setQuery} onRun={() => submit()} />
         <div className="row">
           <button type="submit" disabled={busy}>
             Run query
           </button>
-          <span className="hint">Ctrl+Enter runs it.</span>
+          <span className="hint">Ctrl+Enter in the editor runs it.</span>
           {ran ? (
             <a className="button" href={`${endpoint}.csv?query=${enc(ran)}`} download="results.csv">
               Download CSV
@@ -86,7 +76,7 @@ export default function QueryPage({ account, dataset }: { account: string; datas
           <p role="status">{results.results.bindings.length} results</p>
           {chart ? (
             <button type="button" aria-pressed={showChart} onClick={() => setShowChart(!showChart)}>
-              {showChart ? 'Show table' : 'Show chart'}
+              {showChart ? 'Hide chart' : 'Show chart'}
             </button>
           ) : null}
           {chart && showChart ? <BarChart rows={results.results.bindings} label={chart.label} value={chart.value} /> : null}
