@@ -169,6 +169,12 @@ class OxigraphStore implements SparqlStore {
     try {
       await Promise.all(replicas.map((r) => r.load(source.chunks())));
     } catch (e) {
+      if (version !== this.serving && !this.closed) {
+        // A sync moved the store on while these loaded the old snapshot, whose graph blobs may
+        // be gone by now: they end, and their replacements load the current snapshot.
+        for (const r of replicas) void r.terminate();
+        return;
+      }
       throw new Error(`loading the snapshot failed: ${(e as Error).message}`);
     }
     const finals = await Promise.all(replicas.map((r) => r.send({ type: 'reason', level: this.reasoner })));
