@@ -75,6 +75,7 @@ function newTaskId(def: Definition, type: string): string {
 
 function Editor({ account, flow }: { account: string; flow: string }) {
   const base = `/flows/blueprints/${enc(account)}/${enc(flow)}`;
+  const layoutKey = `ldp-flow-layout:${account}/${flow}`;
   const [def, setDef] = useState<Definition>();
   const [past, setPast] = useState<Definition[]>([]);
   const [saved, setSaved] = useState<{ version: number; def: Definition }>();
@@ -98,12 +99,17 @@ function Editor({ account, flow }: { account: string; flow: string }) {
       setDef(found.definition);
       setSaved({ version: found.version, def: found.definition });
       setPast([]);
-      setPositions((p) => layout(found.definition, p));
+      // Where each task was put on the canvas is this browser's (the definition holds no layout).
+      const stored = JSON.parse(localStorage.getItem(layoutKey) ?? '{}') as Record<string, { x: number; y: number }>;
+      setPositions((p) => layout(found.definition, { ...stored, ...p }));
     } catch (e) {
       setLoadError(e);
     }
-  }, [base]);
+  }, [base, layoutKey]);
   useEffect(() => void load(), [load]);
+  useEffect(() => {
+    if (Object.keys(positions).length) localStorage.setItem(layoutKey, JSON.stringify(positions));
+  }, [positions, layoutKey]);
 
   /** Every change goes through here, so Undo can take it back. */
   const change = useCallback(
