@@ -89,6 +89,22 @@ describe('the N-Triples fast path', () => {
     expect(e.message).toMatch(/^data\.nt: syntax error at line 1001, column 27: /);
   });
 
+  it('reports invalid UTF-8 at its line and column after canonical lines, for any chunking', async () => {
+    const good = Array.from({ length: 300 }, (_, i) => `<http://e/s${i}> <http://e/p> "é${i}" .\n`).join('');
+    const bytes = Buffer.concat([Buffer.from(good), Buffer.from('<http://e/s> <http://e/p> "ab'), Buffer.from([0xff]), Buffer.from('" .\n')]);
+    for (const size of [3, 100, 1 << 20]) {
+      const parts: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size));
+      let error: unknown;
+      try {
+        for await (const _ of parseRdf(Readable.from(parts), { format: formatByName('ntriples'), blankNodePrefix: 'p', fileName: 'data.nt' })) void _;
+      } catch (caught) {
+        error = caught;
+      }
+      expect((error as Error).message).toBe('data.nt: syntax error at line 301, column 30: invalid UTF-8 byte sequence');
+    }
+  });
+
   it('leaves a statement N3 began to N3, even where the next line is canonical alone', async () => {
     // Line 2 lacks its final dot; line 3 is canonical on its own but continues line 2's statement.
     const text = '<http://e/s> <http://e/p> <http://e/o> .\n<http://e/s> <http://e/p> "a"\n<http://e/s> <http://e/p> <http://e/o> .\n';

@@ -13,8 +13,9 @@ import type { ImportWorkerError, ImportWorkerFile, ImportWorkerReply, ImportWork
 
 /** Resolved beside this module; in a bundle that is the asset's index.mjs, where the build put the entry. */
 const IMPORT_WORKER_URL = new URL('./import-worker.mjs', import.meta.url);
-/** Chunks sent ahead of the parser. */
-const WINDOW = 16;
+/** Pieces of input sent ahead of the parser, and their size. */
+const WINDOW = 6;
+const SEND_BYTES = 512 * 1024;
 const MAX_IDLE = 2;
 const idle: Worker[] = [];
 const watched = new WeakSet<Worker>();
@@ -128,13 +129,30 @@ export class ImportParser {
     const done = this.expect('fileDone');
     done.catch(() => {});
     this.post({ type: 'file', ...file });
-    for await (const chunk of input) {
+    // Input chunks are gathered into pieces of about SEND_BYTES (a copy, which is then transferred).
+    let gathered: Uint8Array[] = [];
+    let size = 0;
+    const send = async () => {
       while (this.credits <= 0 && !this.failure) await new Promise<void>((resolve) => (this.wakeSender = resolve));
-      if (this.failure) break;
+      if (this.failure) return;
       this.credits--;
-      const copy = new Uint8Array(chunk);
-      this.post({ type: 'chunk', bytes: copy }, [copy.buffer]);
+      const piece = new Uint8Array(size);
+      let at = 0;
+      for (const chunk of gathered) {
+        piece.set(chunk, at);
+        at += chunk.length;
+      }
+      gathered = [];
+      size = 0;
+      this.post({ type: 'chunk', bytes: piece }, [piece.buffer]);
+    };
+    for await (const chunk of input) {
+      gathered.push(chunk);
+      size += chunk.length;
+      if (size >= SEND_BYTES) await send();
+      if (this.failure) break;
     }
+    if (size > 0 && !this.failure) await send();
     if (this.failure) throw this.failure;
     this.post({ type: 'endFile' });
     await done;

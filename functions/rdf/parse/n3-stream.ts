@@ -136,6 +136,8 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
     return (read === N3_TOP_CONTEXT || read === N3_BEFORE_TOP_CONTEXT) && (lexer._input === '' || lexer._input === undefined);
   };
   let fastOn = fast !== null;
+  /** Lines the fast path has passed (to N3 or not): where `carry` starts. */
+  let consumedLines = 0;
   let carry = '';
   let skippedLines = 0;
   let toN3 = '';
@@ -164,6 +166,7 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
     while (pos < cut) {
       let nl = all.indexOf('\n', pos);
       if (nl < 0 || nl >= cut) nl = cut;
+      if (nl < all.length) consumedLines++;
       const quad = n3Busy ? null : fast!(all, pos, nl);
       if (quad !== null && toN3 !== '') {
         // N3 first: it may still be inside a statement the odd lines began.
@@ -205,7 +208,7 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
       try {
         text = decoder.decode(chunk, { stream: true });
       } catch {
-        throw invalidUtf8(chunk, lexer, options);
+        throw fastOn ? invalidUtf8(chunk, { line: consumedLines + 1, linePosition: 0, pending: carry }, options) : invalidUtf8(chunk, lexerPosition(lexer), options);
       }
     }
     if (!take(text, false)) await fail();
@@ -292,20 +295,24 @@ async function oxigraphLineDiagnosis(text: string, format: 'ntriples' | 'nquads'
   return { detail: parsed.detail, column: parsed.column };
 }
 
-function invalidUtf8(chunk: Uint8Array, lexer: N3LexerInternals, options: ParseRdfOptions): RdfSyntaxError {
+/** Where the text not yet consumed starts: the lexer's position (N3 reads everything). */
+function lexerPosition(lexer: N3LexerInternals): { line: number; linePosition: number; pending: string } {
+  return { line: lexer._line ?? 1, linePosition: lexer._linePosition ?? 0, pending: typeof lexer._input === 'string' ? lexer._input : '' };
+}
+
+function invalidUtf8(chunk: Uint8Array, at: { line: number; linePosition: number; pending: string }, options: ParseRdfOptions): RdfSyntaxError {
   // Failure path only: locate the first bad byte of this chunk (a character split over the
   // previous chunk boundary is attributed to the start of this one).
   const bad = firstInvalidUtf8(chunk);
   const before = new TextDecoder('utf-8').decode(chunk.subarray(0, Math.max(0, bad)));
-  const pending = typeof lexer._input === 'string' ? lexer._input : '';
-  const text = pending + before;
-  let line = lexer._line ?? 1;
+  const text = at.pending + before;
+  let line = at.line;
   let last = -1;
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) {
     line++;
     last = i;
   }
-  const column = last < 0 ? (lexer._linePosition ?? 0) + text.length + 1 : text.length - last;
+  const column = last < 0 ? at.linePosition + text.length + 1 : text.length - last;
   return new RdfSyntaxError('invalid UTF-8 byte sequence', { fileName: options.fileName, line, column });
 }
 
