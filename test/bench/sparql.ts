@@ -16,6 +16,7 @@
  * Aims (from the issue): HTTP median ≤ 1.3× in-process for every query; service load of 1 M
  * statements < 10 s; 100,000 rows as SPARQL JSON < 1 s. Prints figures; asserts nothing.
  */
+import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { rm, stat } from 'node:fs/promises';
@@ -264,6 +265,10 @@ export async function benchSparql(platform: RunningPlatform, options: SparqlOpti
       ['GET .../services/{s}', `${platform.url}/datasets/${dataset}/services/${SERVICE}`, {}],
       ['ASK {} through the endpoint', `${platform.url}${endpoint}?query=${encodeURIComponent('ASK {}')}`, { accept: 'application/sparql-results+json' }],
     ];
+    // The floor of any answer over loopback on this machine: a bare Node HTTP server in its own
+    // process sending a fixed 26-byte body (an ASK's size).
+    const bare = await startBareServer();
+    floors.push(['bare Node HTTP server (own process)', bare.url, {}]);
     const floorMs = floors.map(() => [] as number[]);
     for (let i = 0; i < 220; i++) {
       for (let j = 0; j < floors.length; j++) {
@@ -273,6 +278,7 @@ export async function benchSparql(platform: RunningPlatform, options: SparqlOpti
         if (i >= 20) floorMs[k]!.push(res.ms);
       }
     }
+    bare.stop();
     const askLocal: number[] = [];
     for (let i = 0; i < 200; i++) {
       const start = performance.now();
@@ -396,6 +402,15 @@ export async function benchSparql(platform: RunningPlatform, options: SparqlOpti
     await bench.close();
     throw e;
   }
+}
+
+/** A bare node:http server in a child process (the request floor); stop() ends it. */
+async function startBareServer(): Promise<{ url: string; stop(): void }> {
+  const code = `require('node:http').createServer((q, s) => { s.setHeader('content-type', 'application/sparql-results+json'); s.end('{"head":{},"boolean":true}'); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  child.stdout!.resume();
+  return { url: `http://127.0.0.1:${chunk.toString().trim()}/`, stop: () => void child.kill() };
 }
 
 async function waitForService(api: Api, dataset: string, done: (s: any) => boolean): Promise<any> {
