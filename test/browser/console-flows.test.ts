@@ -16,17 +16,39 @@ import { TestPlatform } from '../support/platform.js';
 
 const run = browserAvailable();
 
-/** Drags from one task's output handle to another's input handle, as a person does with the mouse. */
+/** The canvas's viewport once it stops moving (fitView may animate), bounded. */
+async function settledViewport(page: Page): Promise<void> {
+  let last = '';
+  for (let i = 0; i < 200; i++) {
+    const now = (await page.locator('.react-flow__viewport').getAttribute('style')) ?? '';
+    if (now === last) return;
+    last = now;
+    // Two animation frames between readings: a moving viewport changes in each.
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  }
+}
+
+/**
+ * Drags from one task's output handle to another's input handle, as a person does with the mouse.
+ * A drag that starts while the canvas still moves can miss: it is tried again (three times at most).
+ */
 async function connect(page: Page, from: string, to: string): Promise<void> {
-  const source = page.locator(`.react-flow__node[data-id="${from}"] .react-flow__handle.source`);
-  const target = page.locator(`.react-flow__node[data-id="${to}"] .react-flow__handle.target`);
-  const a = (await source.boundingBox())!;
-  const b = (await target.boundingBox())!;
-  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 8 });
-  await page.mouse.up();
-  await page.locator(`.react-flow__edge[data-id="${from}->${to}"], [data-testid="rf__edge-${from}->${to}"]`).first().waitFor({ ...WAIT, state: 'attached' });
+  const edge = page.locator(`[data-testid="rf__edge-${from}->${to}"]`);
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    await settledViewport(page);
+    const a = (await page.locator(`.react-flow__node[data-id="${from}"] .react-flow__handle.source`).boundingBox())!;
+    const b = (await page.locator(`.react-flow__node[data-id="${to}"] .react-flow__handle.target`).boundingBox())!;
+    await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 8 });
+    await page.mouse.up();
+    try {
+      await edge.waitFor({ timeout: attempt === 3 ? WAIT.timeout : 5_000, state: 'attached' });
+      return;
+    } catch (e) {
+      if (attempt === 3) throw e;
+    }
+  }
 }
 
 /** Fills a settings field and leaves it, so the edit is committed. */
