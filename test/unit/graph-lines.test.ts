@@ -1,7 +1,7 @@
 /** GraphLineSorter: what an import's parse worker makes of parsed statements (graphs, distinct lines, the graph limit). */
 import { describe, expect, it } from 'vitest';
 import type { NtQuad } from '../../functions/rdf/nt.js';
-import { GraphLimitError, GraphLineSorter } from '../../functions/rdf/parse/graph-lines.js';
+import { GraphLimitError, GraphLineSorter, GraphTextSorter } from '../../functions/rdf/parse/graph-lines.js';
 
 const q = (s: number, graph: string | null = null, o = `"${s} é"`): NtQuad => ({ subject: `<https://e/s${s}>`, predicate: '<https://e/p>', object: o, graph });
 
@@ -41,5 +41,21 @@ describe('GraphLineSorter', () => {
 
   it('refuses more graphs than allowed', () => {
     expect(() => run([[q(1, '<https://e/g1>'), q(2, '<https://e/g2>'), q(3, '<https://e/g3>')]], 2)).toThrow(GraphLimitError);
+  });
+
+  it('names graphs from byte-string terms (N-Triples and N-Quads read as bytes) by their text', () => {
+    const texts: [string, string][] = [];
+    const sorter = new GraphTextSorter('https://e/default', 10, (graph, text) => texts.push([graph, text]));
+    const bytes = (t: string) => Buffer.from(t, 'utf8').toString('latin1');
+    sorter.byteStrings = true;
+    sorter.add([{ subject: '<https://e/s>', predicate: '<https://e/p>', object: bytes('"é"'), graph: bytes('<https://e/gé>') }]);
+    sorter.flush();
+    sorter.byteStrings = false;
+    sorter.add([{ subject: '<https://e/s>', predicate: '<https://e/p>', object: '"ü"', graph: '<https://e/gé>' }]);
+    expect(sorter.finish()).toEqual(['https://e/gé']);
+    expect(texts).toEqual([
+      ['https://e/gé', `<https://e/s> <https://e/p> ${bytes('"é"')} .\n`],
+      ['https://e/gé', '<https://e/s> <https://e/p> "ü" .\n'],
+    ]);
   });
 });

@@ -12,12 +12,17 @@ import type { NtQuad } from '../../functions/rdf/nt.js';
 import { parseRdf, RdfSyntaxError } from '../../functions/rdf/parse.js';
 import { makeFastLineReader } from '../../functions/rdf/parse/nt-fast.js';
 
-async function parse(text: string, format: RdfFormatName, chunk = 7): Promise<NtQuad[]> {
-  const parts: string[] = [];
-  for (let i = 0; i < text.length; i += chunk) parts.push(text.slice(i, i + chunk));
+/** Parses `text` in chunks of `chunk` bytes (split anywhere, also inside characters). */
+async function parse(text: string, format: RdfFormatName, chunk = 7, byteStrings = false): Promise<NtQuad[]> {
+  const bytes = Buffer.from(text);
+  const parts: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += chunk) parts.push(bytes.subarray(i, i + chunk));
   const out: NtQuad[] = [];
-  for await (const batch of parseRdf(Readable.from(parts.map((p) => Buffer.from(p))), { format: formatByName(format), blankNodePrefix: 'pfx', batchSize: 3, fileName: 'data.nt' })) out.push(...batch);
-  return out;
+  for await (const batch of parseRdf(Readable.from(parts), { format: formatByName(format), blankNodePrefix: 'pfx', batchSize: 3, fileName: 'data.nt', byteStrings })) out.push(...batch);
+  if (!byteStrings) return out;
+  // Byte strings back to text.
+  const text2 = (t: string) => Buffer.from(t, 'latin1').toString('utf8');
+  return out.map((q) => ({ subject: text2(q.subject), predicate: text2(q.predicate), object: text2(q.object), graph: q.graph === null ? null : text2(q.graph) }));
 }
 
 async function error(text: string, format: RdfFormatName): Promise<RdfSyntaxError> {
@@ -56,6 +61,8 @@ describe('the N-Triples fast path', () => {
       const fast = await parse(text, 'ntriples', chunk);
       const n3 = await parse(text, 'turtle', chunk);
       expect(fast).toEqual(n3);
+      // As byte strings (the import's way), the same statements.
+      expect(await parse(text, 'ntriples', chunk, true)).toEqual(n3);
       expect(fast.length).toBe(LINES.filter((l) => l && !l.startsWith('#')).length);
     }
     // The last line may lack its newline; CRLF line ends are fine.
@@ -95,13 +102,15 @@ describe('the N-Triples fast path', () => {
     for (const size of [3, 100, 1 << 20]) {
       const parts: Buffer[] = [];
       for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size));
-      let error: unknown;
-      try {
-        for await (const _ of parseRdf(Readable.from(parts), { format: formatByName('ntriples'), blankNodePrefix: 'p', fileName: 'data.nt' })) void _;
-      } catch (caught) {
-        error = caught;
+      for (const byteStrings of [false, true]) {
+        let error: unknown;
+        try {
+          for await (const _ of parseRdf(Readable.from(parts), { format: formatByName('ntriples'), blankNodePrefix: 'p', fileName: 'data.nt', byteStrings })) void _;
+        } catch (caught) {
+          error = caught;
+        }
+        expect((error as Error).message).toBe('data.nt: syntax error at line 301, column 30: invalid UTF-8 byte sequence');
       }
-      expect((error as Error).message).toBe('data.nt: syntax error at line 301, column 30: invalid UTF-8 byte sequence');
     }
   });
 
@@ -128,5 +137,21 @@ describe('the N-Triples fast path', () => {
     expect(one('<http://e/s> <http://e/p> <http://e/o> . ')).toBeNull();
     expect(one('<http://e/s> <http://e/p> "a\\tb" .')).toBeNull();
     expect(one('<http://e/s> <http://e/p> _:b9 _:g .')).toEqual({ subject: '<http://e/s>', predicate: '<http://e/p>', object: '_:pb9', graph: '_:pg' });
+  });
+
+  it('as byte strings: a character split over chunks is whole, one cut off at the end is an error', async () => {
+    const line = '<http://e/s> <http://e/p> "é 日本 🎉" .\n';
+    for (const chunk of [1, 2, 3, 5]) {
+      const [q] = await parse(line, 'ntriples', chunk, true);
+      expect(q!.object).toBe('"é 日本 🎉"');
+    }
+    const cut = Buffer.from(line.slice(0, -4)).subarray(0, -1);
+    let error: unknown;
+    try {
+      for await (const _ of parseRdf(Readable.from([cut]), { format: formatByName('ntriples'), blankNodePrefix: 'p', fileName: 'data.nt', byteStrings: true })) void _;
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as Error).message).toMatch(/invalid UTF-8/);
   });
 });

@@ -40,15 +40,20 @@ export class GraphTextSorter {
     private readonly emit: (graphName: string, text: string) => void,
   ) {}
 
+  /** Whether the terms added are byte strings (parseRdf's `byteStrings`); flush() before changing it. */
+  byteStrings = false;
+
   /** The graph name statements with graph term `term` go to. */
   graphNameOf(term: string | null): string {
     if (term === null) return this.defaultGraphName;
-    return term.startsWith('<') ? ntIriValue(term) : `${this.defaultGraphName}/${term.slice(2)}`;
+    const text = this.byteStrings ? Buffer.from(term, 'latin1').toString('utf8') : term;
+    return text.startsWith('<') ? ntIriValue(text) : `${this.defaultGraphName}/${text.slice(2)}`;
   }
 
   private graphFor(term: string | null): GraphText {
     // Quads of one graph usually come in runs: keep the last graph at hand.
     if (term === this.lastTerm && this.last) return this.last;
+    this.lastTerm = undefined;
     const name = this.graphNameOf(term);
     let graph = this.graphs.get(name);
     if (!graph) {
@@ -77,9 +82,16 @@ export class GraphTextSorter {
     this.emit(graph.name, text);
   }
 
+  /** Hands on every graph's pending text. */
+  flush(): void {
+    for (const graph of this.graphs.values()) this.hand(graph);
+    this.lastTerm = undefined;
+    this.last = undefined;
+  }
+
   /** Hands on every graph's remaining text; the graph names in the order they first appeared. */
   finish(): string[] {
-    for (const graph of this.graphs.values()) this.hand(graph);
+    this.flush();
     return [...this.graphs.keys()];
   }
 }

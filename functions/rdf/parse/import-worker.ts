@@ -55,6 +55,12 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
   }
 }
 
+/** The bytes of a byte string, in a buffer of their own (so that it can be transferred). */
+function latin1Bytes(text: string): Uint8Array {
+  const bytes = Buffer.from(text, 'latin1');
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+}
+
 /** Texts the parse worker keeps ahead of the distinct-lines worker. */
 const TEXTS_AHEAD = 8;
 
@@ -82,7 +88,10 @@ if (port) {
   const parseFile = async (file: ImportWorkerFile, input: ChunkQueue) => {
     let statements = 0;
     try {
-      const batches = parseRdf(input, { format: formatByName(file.format), baseIRI: file.baseIRI, blankNodePrefix: file.blankNodePrefix, fileName: file.fileName });
+      // N-Triples and N-Quads as byte strings: the bytes that came in go out, never decoded and encoded again.
+      const byteStrings = file.format === 'ntriples' || file.format === 'nquads';
+      sorter!.byteStrings = byteStrings;
+      const batches = parseRdf(input, { format: formatByName(file.format), baseIRI: file.baseIRI, blankNodePrefix: file.blankNodePrefix, fileName: file.fileName, byteStrings });
       for await (const batch of batches) {
         if (failed) return;
         sorter!.add(batch);
@@ -90,6 +99,8 @@ if (port) {
         parsed += batch.length;
         while (ahead > TEXTS_AHEAD && !failed) await new Promise<void>((resolve) => (tookWaiter = resolve));
       }
+      // Text of one file is handed on before the next file's, which may be read the other way.
+      if (!failed) sorter!.flush();
       if (!failed) post({ type: 'fileDone', statements });
     } catch (e) {
       fail(e);
@@ -133,7 +144,7 @@ if (port) {
         // Bytes cross to the other worker without a copy (a string would be copied, costing about as much as encoding it).
         sorter = new GraphTextSorter(m.defaultGraphName, m.maxGraphs, (graphName, text) => {
           ahead++;
-          const bytes = encoder.encode(text);
+          const bytes = sorter!.byteStrings ? latin1Bytes(text) : encoder.encode(text);
           toStage({ type: 'lines', graphName, bytes }, [bytes.buffer as ArrayBuffer]);
         });
       } else {

@@ -3,6 +3,7 @@
  * at most one ~64 KiB slice of text plus the quads it produced are held at a time), with error
  * positions recovered from the lexer (and oxigraph's word on a bad N-Triples/N-Quads line).
  */
+import { isUtf8 } from 'node:buffer';
 import N3 from 'n3';
 import { formatByName } from '../formats.js';
 import { makeN3TermConverter, type NtQuad, type RdfJsTermLike, UnsupportedTermError } from '../nt.js';
@@ -39,6 +40,7 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
   const lexer = (parser as unknown as { _lexer: N3LexerInternals })._lexer;
   const term = makeN3TermConverter(options.blankNodePrefix, N3_NAMED);
   const keepGraph = options.format.quads;
+  const byteStrings = options.byteStrings === true && (name === 'ntriples' || name === 'nquads');
 
   let batch: NtQuad[] = [];
   const ready: NtQuad[][] = [];
@@ -63,12 +65,11 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
         lastSubject = term(quad.subject);
         lastSubjectTerm = quad.subject;
       }
-      batch.push({
-        subject: lastSubject,
-        predicate: term(quad.predicate),
-        object: term(quad.object),
-        graph: keepGraph && g.termType !== 'DefaultGraph' ? term(g) : null,
-      });
+      const graph = keepGraph && g.termType !== 'DefaultGraph' ? term(g) : null;
+      if (byteStrings) {
+        // Lines N3 read are rare in this mode: its terms become byte strings like the fast path's.
+        batch.push({ subject: toBytes(lastSubject), predicate: toBytes(term(quad.predicate)), object: toBytes(term(quad.object)), graph: graph === null ? null : toBytes(graph) });
+      } else batch.push({ subject: lastSubject, predicate: term(quad.predicate), object: term(quad.object), graph });
     } catch (e) {
       failure = e;
       return;
@@ -144,7 +145,7 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
   let n3Busy = false;
   const flushToN3 = (): boolean => {
     if (toN3 === '') return true;
-    const text = toN3;
+    const text = byteStrings ? toText(toN3) : toN3;
     toN3 = '';
     if (!feed(text)) return false;
     n3Busy = !betweenStatements();
@@ -190,19 +191,37 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
     // A line longer than this is no canonical line: N3 takes the rest (and its carry).
     if (carry.length > MAX_FAST_LINE) {
       toN3 += '\n'.repeat(skippedLines) + carry;
+      // From here on N3 reads everything (as text).
       carry = '';
       skippedLines = 0;
       fastOn = false;
     }
     return flushToN3();
   };
-  const take = (text: string, final: boolean): boolean => (fastOn ? lines(text, final) : feed(text));
+  const take = (text: string, final: boolean): boolean => (fastOn ? lines(text, final) : feed(byteStrings ? toText(text) : text));
 
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let bytesSeen = false;
+  /** Byte strings: the incomplete UTF-8 sequence at the end of the last chunk. */
+  let partial: Buffer | null = null;
   for await (const chunk of input) {
     let text: string;
-    if (typeof chunk === 'string') text = chunk;
+    if (byteStrings) {
+      // Checked as UTF-8 (natively), then read one character per byte: no decoding and, for the
+      // import, no encoding again.
+      let bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      if (partial) {
+        bytes = Buffer.concat([partial, bytes]);
+        partial = null;
+      }
+      const complete = completeUtf8Length(bytes);
+      if (complete < bytes.length) partial = Buffer.from(bytes.subarray(complete));
+      const whole = complete < bytes.length ? bytes.subarray(0, complete) : bytes;
+      if (!isUtf8(whole)) {
+        throw fastOn ? invalidUtf8(whole, { line: consumedLines + 1, linePosition: 0, pending: toText(carry) }, options) : invalidUtf8(whole, lexerPosition(lexer), options);
+      }
+      text = whole.toString('latin1');
+    } else if (typeof chunk === 'string') text = chunk;
     else {
       bytesSeen = true;
       try {
@@ -215,8 +234,9 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
     while (ready.length > 0) yield ready.shift()!;
   }
   let rest = '';
-  if (bytesSeen) {
+  if (bytesSeen || partial) {
     try {
+      if (partial) throw new Error('truncated');
       rest = decoder.decode();
     } catch {
       throw new RdfSyntaxError('invalid UTF-8 (truncated character at the end of the input)', { fileName: options.fileName });
@@ -232,6 +252,25 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
   if (failure !== null) await fail();
   while (ready.length > 0) yield ready.shift()!;
   if (batch.length > 0) yield batch;
+}
+
+/** A byte string (one character per UTF-8 byte) of `text`. */
+const toBytes = (text: string): string => Buffer.from(text, 'utf8').toString('latin1');
+/** The text a byte string holds. */
+const toText = (bytes: string): string => Buffer.from(bytes, 'latin1').toString('utf8');
+
+/** Length of `bytes` without an incomplete UTF-8 sequence at its end (which the next chunk completes). */
+function completeUtf8Length(bytes: Uint8Array): number {
+  const n = bytes.length;
+  for (let back = 1; back <= 3 && back <= n; back++) {
+    const b = bytes[n - back]!;
+    if (b < 0x80) return n;
+    if (b >= 0xc0) {
+      const needs = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+      return needs > back ? n - back : n;
+    }
+  }
+  return n;
 }
 
 /** The text of line `line` as far as the snapshot has it, and the 0-based column of its first char. */

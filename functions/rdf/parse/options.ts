@@ -12,6 +12,13 @@ export interface ParseRdfOptions {
   fileName?: string;
   /** Maximum quads per yielded batch (default 1000). */
   batchSize?: number;
+  /**
+   * N-Triples and N-Quads only (ignored for other formats): the yielded terms are byte strings,
+   * one character per UTF-8 byte (`Buffer.from(term, 'latin1')` gives the UTF-8 bytes), which
+   * spares decoding and encoding again for a caller that only wants bytes (the import). Input is
+   * still checked to be UTF-8.
+   */
+  byteStrings?: boolean;
   /** Checks made before the JSON-LD and RDF/XML parsers read the input (DEFAULT_PARSE_LIMITS). */
   limits?: Partial<ParseLimits>;
 }
