@@ -51,6 +51,10 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
 
   let lastSubjectTerm: RdfJsTermLike | null = null;
   let lastSubject = '';
+  let lastPredicateTerm: RdfJsTermLike | null = null;
+  let lastPredicate = '';
+  let lastGraphTerm: RdfJsTermLike | null = null;
+  let lastGraph: string | null = null;
   const onQuad = (error: Error | null, quad: N3Quad | null): void => {
     if (failure !== null) return;
     if (error) {
@@ -60,16 +64,25 @@ export async function* parseWithN3(input: AsyncIterable<Buffer | Uint8Array | st
     if (!quad) return;
     try {
       const g = quad.graph;
-      // Turtle repeats the very same subject term object over `;` lists: convert it once.
+      // Turtle repeats the very same subject term object over `;` lists, and the same predicate
+      // over `,` lists, TriG the same graph over a block: convert each once.
       if (quad.subject !== lastSubjectTerm) {
         lastSubject = term(quad.subject);
         lastSubjectTerm = quad.subject;
       }
-      const graph = keepGraph && g.termType !== 'DefaultGraph' ? term(g) : null;
+      if (quad.predicate !== lastPredicateTerm) {
+        lastPredicate = term(quad.predicate);
+        lastPredicateTerm = quad.predicate;
+      }
+      if (g !== lastGraphTerm) {
+        lastGraph = keepGraph && g.termType !== 'DefaultGraph' ? term(g) : null;
+        lastGraphTerm = g;
+      }
+      const graph = lastGraph;
       if (byteStrings) {
         // Lines N3 read are rare in this mode: its terms become byte strings like the fast path's.
-        batch.push({ subject: toBytes(lastSubject), predicate: toBytes(term(quad.predicate)), object: toBytes(term(quad.object)), graph: graph === null ? null : toBytes(graph) });
-      } else batch.push({ subject: lastSubject, predicate: term(quad.predicate), object: term(quad.object), graph });
+        batch.push({ subject: toBytes(lastSubject), predicate: toBytes(lastPredicate), object: toBytes(term(quad.object)), graph: graph === null ? null : toBytes(graph) });
+      } else batch.push({ subject: lastSubject, predicate: lastPredicate, object: term(quad.object), graph });
     } catch (e) {
       failure = e;
       return;
