@@ -134,8 +134,16 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
       // Three tasks: one dragged from the catalogue onto the canvas, two added from the keyboard.
       const canvas = page.getByTestId('canvas');
       const box = (await canvas.boundingBox())!;
-      await page.getByRole('button', { name: 'Add task Set variables' }).dragTo(canvas, { targetPosition: { x: 90, y: box.height / 2 } });
-      await page.getByTestId('node-setVariables1').waitFor(WAIT);
+      // An HTML drag that starts before the page is ready can be lost: tried again (three times at most).
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        await page.getByRole('button', { name: 'Add task Set variables' }).dragTo(canvas, { targetPosition: { x: 90, y: box.height / 2 } });
+        try {
+          await page.getByTestId('node-setVariables1').waitFor({ timeout: attempt === 3 ? WAIT.timeout : 5_000 });
+          break;
+        } catch (e) {
+          if (attempt === 3) throw e;
+        }
+      }
       await setField(page, 'Values (name = value, one a line) (required)', 'chosen = ?kind');
       await page.getByRole('button', { name: 'Add task Decision' }).focus();
       await page.keyboard.press('Enter');
