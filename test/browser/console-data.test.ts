@@ -254,6 +254,13 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
       await page.getByRole('button', { name: 'Run version 2' }).click();
       await expect.poll(() => page.getByTestId('saved-results').locator('tbody tr').count(), WAIT).toBe(3);
       expect((await h.platform.request('GET', '/queries/alice/labels', { token: aliceToken })).body.numberOfVersions).toBe(2);
+      // A version with a variable: its value goes in before the run.
+      await page.getByLabel('Query text').fill('SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s LIMIT 3');
+      await page.getByLabel(/^Variables \(JSON/).fill(JSON.stringify([{ name: 's', termType: 'NamedNode' }]));
+      await page.getByRole('button', { name: 'Save as new version' }).click();
+      await page.getByLabel('Variable s').fill('https://example.org/thing/7');
+      await page.getByRole('button', { name: 'Run version 3' }).click();
+      await expect.poll(() => page.getByTestId('saved-results').locator('tbody tr').first().textContent(), WAIT).toBe('https://example.org/thing/7');
       await h.screenshot(page, '08-saved-query');
     } finally {
       await context.close();

@@ -82,11 +82,13 @@ function OneQuery({ account, name }: { account: string; name: string }) {
   const [version, setVersion] = useState<number>();
   const q = useLoad(() => api<SavedQuery>('GET', version ? `${base}/${version}` : base), [base, version]);
   const [text, setText] = useState<string>();
+  const [variablesText, setVariablesText] = useState<string>();
   const [values, setValues] = useState<Record<string, string>>({});
   const [results, setResults] = useState<Results>();
   const [run, error, busy] = useAction();
   const current = q.data;
   const shown = text ?? current?.requestConfig.payload.query ?? '';
+  const shownVariables = variablesText ?? JSON.stringify(current?.variables ?? [], null, 2);
   return (
     <>
       <h1>
@@ -111,6 +113,10 @@ function OneQuery({ account, name }: { account: string; name: string }) {
             Query text
             <textarea className="editor" rows={8} value={shown} onChange={(e) => setText(e.target.value)} />
           </label>
+          <label>
+            Variables (JSON: name, termType NamedNode or Literal, defaultValue, required, allowedValues)
+            <textarea className="editor" rows={4} value={shownVariables} onChange={(e) => setVariablesText(e.target.value)} />
+          </label>
           {(current.variables ?? []).map((v) => (
             <label key={v.name}>
               Variable {v.name}
@@ -134,11 +140,18 @@ function OneQuery({ account, name }: { account: string; name: string }) {
             </button>
             <button
               type="button"
-              disabled={busy || text === undefined}
+              disabled={busy || (text === undefined && variablesText === undefined)}
               onClick={() =>
                 void run(async () => {
-                  const saved = await api<SavedQuery>('POST', base, { body: { requestConfig: { payload: { query: shown } }, variables: current.variables } });
+                  let variables: unknown;
+                  try {
+                    variables = JSON.parse(shownVariables);
+                  } catch (e) {
+                    throw new Error(`Variables: not JSON (${(e as Error).message}).`);
+                  }
+                  const saved = await api<SavedQuery>('POST', base, { body: { requestConfig: { payload: { query: shown } }, variables } });
                   setText(undefined);
+                  setVariablesText(undefined);
                   setVersion(saved.version);
                 })
               }
