@@ -210,6 +210,12 @@ describe.skipIf(!run)('console: flows in Chromium', () => {
       await page.getByRole('button', { name: `Restore version ${before}` }).click();
       await page.getByTestId('node-sparqlQuery1').waitFor(WAIT);
 
+      // From the keyboard: a task on the canvas takes focus and Enter opens its settings.
+      await page.locator('.react-flow__pane').click({ position: { x: 20, y: 20 } });
+      await page.locator('.react-flow__node[data-id="decision1"]').focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('form', { name: 'Settings of Decision' }).waitFor(WAIT);
+
       // The overview shows the run as a traffic light.
       await page.getByRole('link', { name: 'Flows of alice' }).click();
       await page.getByRole('img', { name: /: finished$/ }).first().waitFor(WAIT);
