@@ -65,6 +65,8 @@ const IRI_NEEDS_ESCAPE = /[\x00-\x20<>"{}|^`\\]/;
 const IRI_ESCAPE_ALL = /[\x00-\x20<>"{}|^`\\]/g;
 const LITERAL_NEEDS_ESCAPE = /["\\\n\r]/;
 const LITERAL_ESCAPE_ALL = /["\\\n\r]/g;
+/** Finds the next character that needs escaping in a literal, or its closing quote. */
+const LITERAL_SCAN = /["\\\n\r]/g;
 
 const hex4 = (code: number): string => code.toString(16).toUpperCase().padStart(4, '0');
 
@@ -217,6 +219,8 @@ export function makeN3TermConverter(blankNodePrefix: string, n3NamedPrefix: stri
       default: throw new UnsupportedTermError(`unsupported term type ${term.termType}`);
     }
   };
+  let lastDatatype: string | null = null;
+  let datatypeSuffix = '';
   return (term) => {
     // Dispatch on the id's first character (cheaper than the polymorphic termType getter):
     // `"` literal, `_:` blank node, a letter an (absolute) IRI; anything else the slow path.
@@ -225,10 +229,19 @@ export function makeN3TermConverter(blankNodePrefix: string, n3NamedPrefix: stri
     const c = id.charCodeAt(0);
     if (c === 34 /* " */) {
       const end = id.lastIndexOf('"');
-      const lex = id.substring(1, end);
-      if (end === id.length - 1) return ntQuoted(lex);
-      if (id.charCodeAt(end + 1) === 64 /* @ */) return `${ntQuoted(lex)}${id.substring(end + 1)}`; // N3 lower-cases
-      return literalFromParts(lex, '', undefined, id.substring(end + 3));
+      // The lexical form needs no escape when the first of `" \ \n \r` after the opening quote is
+      // the closing one: then N3's `"lex"` part is already canonical and is used as it is.
+      LITERAL_SCAN.lastIndex = 1;
+      const clean = LITERAL_SCAN.exec(id)!.index === end;
+      if (end === id.length - 1) return clean ? id : ntQuoted(id.substring(1, end));
+      if (id.charCodeAt(end + 1) === 64 /* @ */) return clean ? id : `${ntQuoted(id.substring(1, end))}${id.substring(end + 1)}`; // N3 lower-cases
+      const datatype = id.substring(end + 3);
+      if (datatype !== lastDatatype) {
+        // One datatype after another is the common case: remember the last one's suffix.
+        datatypeSuffix = literalFromParts('', '', undefined, datatype).substring(2);
+        lastDatatype = datatype;
+      }
+      return clean ? `${id.substring(0, end + 1)}${datatypeSuffix}` : `${ntQuoted(id.substring(1, end))}${datatypeSuffix}`;
     }
     // N3's lexer already rejects IRIs with characters outside IRIREF (also after \u unescaping),
     // so only absoluteness is left to check (without a base, N3 keeps relative IRIs as they are).
