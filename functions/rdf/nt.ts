@@ -219,8 +219,7 @@ export function makeN3TermConverter(blankNodePrefix: string, n3NamedPrefix: stri
       default: throw new UnsupportedTermError(`unsupported term type ${term.termType}`);
     }
   };
-  let lastDatatype: string | null = null;
-  let datatypeSuffix = '';
+  const datatypeSuffixes = new Map<string, string>();
   return (term) => {
     // Dispatch on the id's first character (cheaper than the polymorphic termType getter):
     // `"` literal, `_:` blank node, a letter an (absolute) IRI; anything else the slow path.
@@ -236,12 +235,14 @@ export function makeN3TermConverter(blankNodePrefix: string, n3NamedPrefix: stri
       if (end === id.length - 1) return clean ? id : ntQuoted(id.substring(1, end));
       if (id.charCodeAt(end + 1) === 64 /* @ */) return clean ? id : `${ntQuoted(id.substring(1, end))}${id.substring(end + 1)}`; // N3 lower-cases
       const datatype = id.substring(end + 3);
-      if (datatype !== lastDatatype) {
-        // One datatype after another is the common case: remember the last one's suffix.
-        datatypeSuffix = literalFromParts('', '', undefined, datatype).substring(2);
-        lastDatatype = datatype;
+      // A file uses few datatypes: remember each one's suffix (bounded).
+      let suffix = datatypeSuffixes.get(datatype);
+      if (suffix === undefined) {
+        suffix = literalFromParts('', '', undefined, datatype).substring(2);
+        if (datatypeSuffixes.size >= 1000) datatypeSuffixes.clear();
+        datatypeSuffixes.set(datatype, suffix);
       }
-      return clean ? `${id.substring(0, end + 1)}${datatypeSuffix}` : `${ntQuoted(id.substring(1, end))}${datatypeSuffix}`;
+      return clean ? `${id.substring(0, end + 1)}${suffix}` : `${ntQuoted(id.substring(1, end))}${suffix}`;
     }
     // N3's lexer already rejects IRIs with characters outside IRIREF (also after \u unescaping),
     // so only absoluteness is left to check (without a base, N3 keeps relative IRIs as they are).
