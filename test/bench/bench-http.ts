@@ -20,10 +20,17 @@ export function apiFor(platform: RunningPlatform): Api {
     url: platform.url,
     headers,
     async json(method, path, body, as) {
-      const res = await fetch(`${platform.url}${path}`, {
-        method,
-        headers: { ...(as ?? headers), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
+      const send = () =>
+        fetch(`${platform.url}${path}`, {
+          method,
+          headers: { ...(as ?? headers), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      // A kept-alive connection the server closed as idle just as this request took it (the
+      // server's keepAliveTimeout is 5 s): the request never arrived, so send it once more.
+      const res = await send().catch((e: Error & { cause?: { code?: string } }) => {
+        if (e.cause?.code !== 'UND_ERR_SOCKET') throw e;
+        return send();
       });
       const text = await res.text();
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
