@@ -351,7 +351,8 @@ parentPort.on('message', (message) => {
         reply = { ok: false, error: `unknown message ${message.type}` };
     }
   } catch (error) {
-    reply = { ok: false, error: String(error?.message ?? error) };
+    // A stack overflow says the text nests deeper than the parser's recursion goes, not that it is wrong.
+    reply = { ok: false, error: String(error?.message ?? error), tooDeep: error instanceof RangeError && /call stack/.test(error.message) };
   }
   parentPort.postMessage({ id: message.id, ...reply });
 });

@@ -112,13 +112,14 @@ export class SparqlParserPool {
   private spawn(): ParseThread {
     const thread: ParseThread = { worker: new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } }) };
     thread.worker.unref();
-    thread.worker.on('message', (reply: { id: number; ok: boolean; result?: unknown; error?: string }) => {
+    thread.worker.on('message', (reply: { id: number; ok: boolean; result?: unknown; error?: string; tooDeep?: boolean }) => {
       const pending = thread.current;
       if (!pending || pending.job.id !== reply.id) return;
       thread.current = undefined;
       thread.worker.unref();
       clearTimeout(pending.timer);
       if (reply.ok) pending.resolve(reply.result);
+      else if (reply.tooDeep) pending.reject(new ParseTooComplexError('The SPARQL text is too complex to parse (its expressions nest too deeply); simplify it, e.g. shorten long expressions or split it into several requests.'));
       else pending.reject(new ParseRejectedError(reply.error ?? 'the text does not parse'));
       this.dispatch();
     });

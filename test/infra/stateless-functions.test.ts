@@ -191,15 +191,18 @@ try {
     worker.once('error', reject);
     worker.postMessage(m);
   });
-  // The engine's load protocol: chunks on a port, acknowledged one by one, then done.
+  // The engine's load protocol: chunks on a port, each counted in a shared counter the worker
+  // waits on (Atomics), acknowledged one by one, then done.
   const { port1, port2 } = new MessageChannel();
-  port1.on('message', () => port1.postMessage({ done: true }));
+  const sent = new Int32Array(new SharedArrayBuffer(4));
+  const post = (m) => { port1.postMessage(m); Atomics.add(sent, 0, 1); Atomics.notify(sent, 0); };
+  port1.on('message', () => post({ done: true }));
   const loaded = new Promise((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
-    worker.postMessage({ id: 1, type: 'loadStream', port: port2 }, [port2]);
+    worker.postMessage({ id: 1, type: 'loadStream', port: port2, sent }, [port2]);
   });
-  port1.postMessage({ chunk: '<urn:s> <urn:p> "o" <urn:g> .\\n' });
+  post({ chunk: '<urn:s> <urn:p> "o" <urn:g> .\\n' });
   const load = await loaded;
   port1.close();
   if (!load.ok) throw new Error(load.error);
