@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 
 export interface LoadResult {
@@ -56,3 +58,12 @@ export async function rssMiB(pid: number): Promise<number | undefined> {
 
 export const formatLoad = (name: string, r: LoadResult) =>
   `${name}: ${r.requests} requests, concurrency ${r.concurrency}: median ${r.medianMs.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, max ${r.maxMs.toFixed(1)} ms, ${r.perSecond.toFixed(0)} req/s, ${r.errors} errors`;
+
+/** A bare node:http server in a child process (the request floor); stop() ends it. */
+export async function startBareServer(): Promise<{ url: string; stop(): void }> {
+  const code = `require('node:http').createServer((q, s) => { s.setHeader('content-type', 'application/sparql-results+json'); s.end('{"head":{},"boolean":true}'); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  child.stdout!.resume();
+  return { url: `http://127.0.0.1:${chunk.toString().trim()}/`, stop: () => void child.kill() };
+}

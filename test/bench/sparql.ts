@@ -16,7 +16,6 @@
  * Aims (from the issue): HTTP median ≤ 1.3× in-process for every query; service load of 1 M
  * statements < 10 s; 100,000 rows as SPARQL JSON < 1 s. Prints figures; asserts nothing.
  */
-import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { rm, stat } from 'node:fs/promises';
@@ -28,6 +27,7 @@ import { aimText, apiFor, deltaMs, ratioFixed, type Api, int, mib, ms, multipart
 import type { RunningPlatform } from './embedded-server.js';
 import { generateDataset } from './generate.js';
 import { recordAim } from './aims.js';
+import { startBareServer } from './load.js';
 
 export const SPARQL_ACCOUNT = 'bench-sparql';
 export const SPARQL_DATASET = 'data';
@@ -402,15 +402,6 @@ export async function benchSparql(platform: RunningPlatform, options: SparqlOpti
     await bench.close();
     throw e;
   }
-}
-
-/** A bare node:http server in a child process (the request floor); stop() ends it. */
-async function startBareServer(): Promise<{ url: string; stop(): void }> {
-  const code = `require('node:http').createServer((q, s) => { s.setHeader('content-type', 'application/sparql-results+json'); s.end('{"head":{},"boolean":true}'); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
-  child.stdout!.resume();
-  return { url: `http://127.0.0.1:${chunk.toString().trim()}/`, stop: () => void child.kill() };
 }
 
 async function waitForService(api: Api, dataset: string, done: (s: any) => boolean): Promise<any> {
