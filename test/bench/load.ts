@@ -67,3 +67,31 @@ export async function startBareServer(): Promise<{ url: string; stop(): void }> 
   child.stdout!.resume();
   return { url: `http://127.0.0.1:${chunk.toString().trim()}/`, stop: () => void child.kill() };
 }
+
+/** CPU seconds (user + system, all threads) a process has used, from /proc (Linux). */
+export async function cpuSeconds(pid: number): Promise<number | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields.length < 13) return undefined;
+  return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks (USER_HZ, 100 on Linux)
+}
+
+/**
+ * Waits until the process uses less than 10% of a core over half a second (background work such
+ * as a service's second query thread loading its snapshot has ended), at most `maxSeconds`.
+ * Returns the seconds waited, or undefined when /proc cannot tell.
+ */
+export async function waitForIdle(pid: number, maxSeconds = 60): Promise<number | undefined> {
+  const started = performance.now();
+  let before = await cpuSeconds(pid);
+  if (before === undefined) return undefined;
+  while (performance.now() - started < maxSeconds * 1000) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = await cpuSeconds(pid);
+    if (now === undefined) return undefined;
+    if (now - before < 0.05) break;
+    before = now;
+  }
+  return (performance.now() - started) / 1000;
+}
