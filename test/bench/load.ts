@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
 
 export interface LoadResult {
   requests: number;
@@ -15,11 +16,31 @@ export interface LoadResult {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
-/** Sends `requests` requests with `concurrency` in flight; every response must be `expectStatus`. */
+/** One GET over `agent`, its body read and dropped; resolves with the status. */
+function get(url: URL, headers: Record<string, string>, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers, agent }, (res) => {
+      res.on('data', () => {});
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Sends `requests` requests with `concurrency` in flight, over as many kept-alive node:http
+ * connections; every response must be `expectStatus`. node:http rather than fetch: on two cores the
+ * load generator's own allocations and GC pauses showed in the server's p99 (a bare server measured
+ * with fetch had a p99 of 7–12 ms depending on the client's young-generation size).
+ */
 export async function load(
   url: string,
   options: { requests: number; concurrency: number; headers?: Record<string, string>; expectStatus?: number },
 ): Promise<LoadResult> {
+  const target = new URL(url);
+  const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
   const latencies: number[] = [];
   let next = 0;
   let errors = 0;
@@ -28,13 +49,16 @@ export async function load(
     while (next < options.requests) {
       next++;
       const t0 = performance.now();
-      const res = await fetch(url, { headers: options.headers });
-      await res.arrayBuffer();
+      const status = await get(target, options.headers ?? {}, agent);
       latencies.push(performance.now() - t0);
-      if (res.status !== (options.expectStatus ?? 200)) errors++;
+      if (status !== (options.expectStatus ?? 200)) errors++;
     }
   };
-  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  try {
+    await Promise.all(Array.from({ length: options.concurrency }, worker));
+  } finally {
+    agent.destroy();
+  }
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   return {
