@@ -58,3 +58,28 @@ export function Section({ title, children }: { title: string; children: ReactNod
     </section>
   );
 }
+
+/** A table head whose last column holds each row's buttons, named for screen readers only. */
+export function TableHead({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column) => (
+          <th key={column}>{column}</th>
+        ))}
+        <th>
+          <span className="sr-only">Actions</span>
+        </th>
+      </tr>
+    </thead>
+  );
+}
+
+/** Delete, once the browser's confirmation says yes; `what` names it ("graph …") in the label and the question. */
+export function DeleteButton({ what, onConfirm }: { what: string; onConfirm: () => void }) {
+  return (
+    <button type="button" aria-label={`Delete ${what}`} onClick={() => window.confirm(`Delete the ${what}?`) && onConfirm()}>
+      Delete
+    </button>
+  );
+}

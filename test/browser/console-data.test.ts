@@ -303,6 +303,19 @@ describe.skipIf(!run)('console: data pages in Chromium', () => {
       const service = await h.platform.request('GET', '/datasets/alice/served/services/sparql', { token: aliceToken });
       expect(service.body).toMatchObject({ status: 'running', outOfSync: false, numberOfLoadedStatements: 2 });
       expect(await h.seriousViolations(page)).toEqual([]);
+
+      // Delete asks first: dismissed, the service stays; accepted, it goes.
+      const deleteButton = page.getByRole('button', { name: 'Delete service sparql' });
+      const questions: string[] = [];
+      page.once('dialog', (d) => void (questions.push(d.message()), d.dismiss()));
+      await deleteButton.click();
+      await expect.poll(() => questions.length, WAIT).toBe(1);
+      expect((await h.platform.request('GET', '/datasets/alice/served/services/sparql', { token: aliceToken })).status).toBe(200);
+      page.once('dialog', (d) => void (questions.push(d.message()), d.accept()));
+      await deleteButton.click();
+      await page.getByTestId('status-sparql').waitFor({ state: 'detached', ...WAIT });
+      expect(questions).toEqual(['Delete the service sparql?', 'Delete the service sparql?']);
+      expect((await h.platform.request('GET', '/datasets/alice/served/services/sparql', { token: aliceToken })).status).toBe(404);
     } finally {
       await context.close();
     }

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, enc } from '../api';
 import type { Me } from '../App';
-import { ErrorLine, Section, useAction, useLoad } from '../ui';
+import { ErrorLine, Section, TableHead, useAction, useLoad } from '../ui';
 
 interface Token {
   tokenId: string;
@@ -73,16 +73,7 @@ export function AccountSettings({ me, onChange }: { me: Me; onChange: (me: Me) =
         ) : null}
         <ErrorLine error={tokens.error ?? revokeError} />
         <table>
-          <thead>
-            <tr>
-              <th>Description</th>
-              <th>Access</th>
-              <th>Created</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Description', 'Access', 'Created']} />
           <tbody>
             {(tokens.data ?? []).map((t) => (
               <tr key={t.tokenId}>

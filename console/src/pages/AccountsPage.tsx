@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, enc } from '../api';
 import { go, href } from '../router';
-import { ErrorLine, Section, useAction, useLoad } from '../ui';
+import { ErrorLine, Section, TableHead, useAction, useLoad } from '../ui';
 
 interface Member {
   role: string;
@@ -82,15 +82,7 @@ function Organisation({ account }: { account: string }) {
       <Section title="Members">
         <ErrorLine error={members.error} />
         <table>
-          <thead>
-            <tr>
-              <th>Member</th>
-              <th>Role</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Member', 'Role']} />
           <tbody>
             {(members.data ?? []).map((m) => (
               <tr key={m.user.accountName}>

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, call, enc } from '../api';
 import { href } from '../router';
-import { ErrorLine, Section, useAction, useLoad } from '../ui';
+import { DeleteButton, ErrorLine, Section, TableHead, useAction, useLoad } from '../ui';
 import { Upload } from './Upload';
 
 interface Graph {
@@ -106,15 +106,7 @@ function GraphTable({ base, graphs, onChange }: { base: string; graphs: Graph[];
     <>
       <ErrorLine error={error} />
       <table>
-        <thead>
-          <tr>
-            <th>Graph</th>
-            <th>Statements</th>
-            <th>
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Graph', 'Statements']} />
         <tbody>
           {graphs.map((g) => (
             <tr key={g.id}>
@@ -149,13 +141,7 @@ function GraphTable({ base, graphs, onChange }: { base: string; graphs: Graph[];
                 <button type="button" aria-label={`Rename graph ${g.graphName}`} onClick={() => setEditing({ id: g.id, name: g.graphName })}>
                   Rename
                 </button>
-                <button
-                  type="button"
-                  aria-label={`Delete graph ${g.graphName}`}
-                  onClick={() => window.confirm(`Delete the graph ${g.graphName}?`) && void run(async () => (await api('DELETE', `${base}/graphs/${enc(g.id)}`), onChange()))}
-                >
-                  Delete
-                </button>
+                <DeleteButton what={`graph ${g.graphName}`} onConfirm={() => void run(async () => (await api('DELETE', `${base}/graphs/${enc(g.id)}`), onChange()))} />
               </td>
             </tr>
           ))}
@@ -311,17 +297,7 @@ function Services({ base, services, onChange }: { base: string; services: Servic
       </form>
       <ErrorLine error={error} />
       <table>
-        <thead>
-          <tr>
-            <th>Service</th>
-            <th>Type</th>
-            <th>Status</th>
-            <th>In sync</th>
-            <th>
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Service', 'Type', 'Status', 'In sync']} />
         <tbody>
           {services.map((s) => (
             <tr key={s.id}>
@@ -347,13 +323,7 @@ function Services({ base, services, onChange }: { base: string; services: Servic
                     Stop
                   </button>
                 )}
-                <button
-                  type="button"
-                  aria-label={`Delete service ${s.name}`}
-                  onClick={() => window.confirm(`Delete the service ${s.name}?`) && void run(async () => (await api('DELETE', `${base}/services/${enc(s.name)}`), onChange()))}
-                >
-                  Delete
-                </button>
+                <DeleteButton what={`service ${s.name}`} onConfirm={() => void run(async () => (await api('DELETE', `${base}/services/${enc(s.name)}`), onChange()))} />
               </td>
             </tr>
           ))}
