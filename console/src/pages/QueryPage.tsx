@@ -3,17 +3,8 @@ import { call, enc } from '../api';
 import { href } from '../router';
 import { ErrorLine, useAction } from '../ui';
 import { BarChart, chartColumns } from './BarChart';
+import { ResultsTable, type SparqlJsonResults } from './ResultsTable';
 import { SparqlEditor } from './SparqlEditor';
-
-interface Binding {
-  type: string;
-  value: string;
-}
-interface Results {
-  head: { vars?: string[] };
-  results?: { bindings: Record<string, Binding>[] };
-  boolean?: boolean;
-}
 
 const START = 'SELECT * WHERE {\n  ?s ?p ?o\n}\nLIMIT 100';
 
@@ -24,7 +15,7 @@ const START = 'SELECT * WHERE {\n  ?s ?p ?o\n}\nLIMIT 100';
 export default function QueryPage({ account, dataset }: { account: string; dataset: string }) {
   const endpoint = `/datasets/${enc(account)}/${enc(dataset)}/sparql`;
   const [query, setQuery] = useState(START);
-  const [results, setResults] = useState<Results>();
+  const [results, setResults] = useState<SparqlJsonResults>();
   const [graphText, setGraphText] = useState<string>();
   const [ran, setRan] = useState<string>();
   const [run, error, busy] = useAction();
@@ -37,7 +28,7 @@ export default function QueryPage({ account, dataset }: { account: string; datas
         form: new URLSearchParams({ query }),
         headers: { accept: 'application/sparql-results+json, text/turtle;q=0.9' },
       });
-      if ((res.headers.get('content-type') ?? '').includes('json')) setResults((await res.json()) as Results);
+      if ((res.headers.get('content-type') ?? '').includes('json')) setResults((await res.json()) as SparqlJsonResults);
       else setGraphText(await res.text());
       setRan(query);
     });
@@ -81,24 +72,7 @@ export default function QueryPage({ account, dataset }: { account: string; datas
           ) : null}
           {chart && showChart ? <BarChart rows={results.results.bindings} label={chart.label} value={chart.value} /> : null}
           <div className="scroll">
-            <table data-testid="results">
-              <thead>
-                <tr>
-                  {vars.map((v) => (
-                    <th key={v}>{v}</th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {results.results.bindings.map((b, i) => (
-                  <tr key={i}>
-                    {vars.map((v) => (
-                      <td key={v}>{b[v] ? b[v].type === 'uri' ? <code>{b[v].value}</code> : b[v].value : ''}</td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <ResultsTable results={results} testId="results" />
           </div>
         </>
       ) : null}

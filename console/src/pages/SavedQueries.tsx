@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { api, call, enc } from '../api';
 import { go, href } from '../router';
 import { ErrorLine, Section, useAction, useLoad } from '../ui';
+import { ResultsTable, type SparqlJsonResults } from './ResultsTable';
 
 interface SavedQuery {
   name: string;
@@ -12,12 +13,6 @@ interface SavedQuery {
   requestConfig: { payload: { query?: string } };
   variables?: { name: string; termType: string; defaultValue?: string; required?: boolean }[];
 }
-interface Results {
-  head: { vars?: string[] };
-  results?: { bindings: Record<string, { value: string }>[] };
-  boolean?: boolean;
-}
-
 /** Saved queries: the list and a new one; one query's versions, a new version, its variables and a run. */
 export default function SavedQueries({ account, query }: { account: string; query?: string }) {
   return query ? <OneQuery account={account} name={query} /> : <QueryList account={account} />;
@@ -84,7 +79,7 @@ function OneQuery({ account, name }: { account: string; name: string }) {
   const [text, setText] = useState<string>();
   const [variablesText, setVariablesText] = useState<string>();
   const [values, setValues] = useState<Record<string, string>>({});
-  const [results, setResults] = useState<Results>();
+  const [results, setResults] = useState<SparqlJsonResults>();
   const [run, error, busy] = useAction();
   const current = q.data;
   const shown = text ?? current?.requestConfig.payload.query ?? '';
@@ -132,7 +127,7 @@ function OneQuery({ account, name }: { account: string; name: string }) {
                 void run(async () => {
                   const params = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== ''));
                   const res = await call('GET', `${base}/${version ?? current.version}/run?${params}`, { headers: { accept: 'application/sparql-results+json' } });
-                  setResults((await res.json()) as Results);
+                  setResults((await res.json()) as SparqlJsonResults);
                 })
               }
             >
@@ -160,26 +155,7 @@ function OneQuery({ account, name }: { account: string; name: string }) {
             </button>
           </div>
           <ErrorLine error={error} />
-          {results?.results ? (
-            <table data-testid="saved-results">
-              <thead>
-                <tr>
-                  {(results.head.vars ?? []).map((v) => (
-                    <th key={v}>{v}</th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {results.results.bindings.map((b, i) => (
-                  <tr key={i}>
-                    {(results.head.vars ?? []).map((v) => (
-                      <td key={v}>{b[v]?.value ?? ''}</td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : null}
+          {results?.results ? <ResultsTable results={results} testId="saved-results" /> : null}
         </>
       ) : null}
     </>
